@@ -1,0 +1,66 @@
+# The README's two commands: `make book` and `make test`. Each installs what it needs into
+# .venv first; the install is skipped while pyproject.toml is unchanged.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# A CPU build of torch is installed first so that the package's own `torch` requirement
+# does not pull several GB of CUDA wheels; set TORCH_SPEC=torch for a CUDA machine.
+TORCH_SPEC ?= torch==2.13.0
+DEPS_HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-16)
+STAMP := $(VENV)/.installed-$(DEPS_HASH)
+BOOKFLAGS ?= -W -n --keep-going
+MATHJAX_DIR := _build/.mathjax
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+
+.PHONY: help install test test-fast lint format book book-clean check-site sync clean
+
+help:
+	@echo "make book   build the book into _build/html (installs into $(VENV) first)"
+	@echo "make test   run the tests (installs into $(VENV) first)"
+	@echo "make check-site  screenshot every built page in headless Chromium and check it"
+	@echo "make sync   re-pair the chapter notebooks (book/**/*.md <-> .ipynb)"
+
+install: $(STAMP)
+
+$(STAMP):
+	@echo "== installing into $(VENV) (dependency spec $(DEPS_HASH))"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(PIP) install -q --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP) install -q "$(TORCH_SPEC)" 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP) install -q -e ".[test]" 2> >(grep -v "^WARNING: Location" >&2)
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+lint: install
+	$(BIN)/ruff check dpnotes tests benchmarks scripts book/_ext
+	$(BIN)/ruff format --check dpnotes tests benchmarks scripts book/_ext
+
+format: install
+	$(BIN)/ruff format dpnotes tests benchmarks scripts book/_ext
+	$(BIN)/ruff check --fix dpnotes tests benchmarks scripts book/_ext
+
+test: install lint
+	$(BIN)/python -m pytest -m "not gpu" -q
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not gpu and not slow" -q
+
+$(MATHJAX_DIR)/mathjax/tex-chtml.js:
+	@bash scripts/fetch_mathjax.sh $(MATHJAX_DIR)/mathjax
+
+book: install $(MATHJAX_DIR)/mathjax/tex-chtml.js
+	$(BIN)/jupyter-book build . $(BOOKFLAGS)
+	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
+
+book-clean:
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees _build/.jupyter_cache
+
+check-site: install
+	$(BIN)/python scripts/check_site.py _build/html --out _build/screenshots --install
+
+sync: install
+	$(BIN)/jupytext --sync $$(git ls-files 'book/*.md' 'book/**/*.md' | xargs grep -l '^jupytext:')
+
+clean:
+	rm -rf _build .pytest_cache .ruff_cache

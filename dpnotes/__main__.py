@@ -1,0 +1,96 @@
+"""Command line: ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from dpnotes.experiments.registry import PROFILES, list_experiments
+from dpnotes.experiments.runner import load_stored, run
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    for exp in list_experiments():
+        stored = [
+            p
+            for p in PROFILES
+            if load_stored(exp.name, p, root=args.results) is not None
+        ]
+        rows.append((exp.name, exp.figure or "-", ",".join(stored) or "-", exp.title))
+    if not rows:
+        print("no experiments registered")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    header = ("experiment", "reproduces", "stored", "what it computes")
+    widths = [max(w, len(h)) for w, h in zip(widths, header[:3], strict=True)]
+    fmt = "{:<%d}  {:<%d}  {:<%d}  {}" % tuple(widths)
+    print(fmt.format(*header))
+    for row in rows:
+        print(fmt.format(*row))
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    result = run(
+        args.name,
+        args.profile,
+        seed=args.seed,
+        root=args.results,
+        progress=not args.no_progress,
+        keep_cells=args.keep_cells,
+    )
+    meta = result.meta
+    print(
+        f"stored {meta['rows']} rows in {result.path} "
+        f"({meta['wall_time_s']:.1f} s, config {meta['config_hash']}, "
+        f"{meta['cells_resumed']}/{meta['cells']} cells resumed)"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``python -m dpnotes``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dpnotes",
+        description="Run the experiments behind the book's figures and tables.",
+    )
+    parser.add_argument(
+        "--results",
+        default=None,
+        help="results store (default: book/_results of this repository, or "
+        "$DPNOTES_RESULTS_DIR)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_list = sub.add_parser(
+        "list", help="list the experiments and their stored profiles"
+    )
+    p_list.set_defaults(func=_cmd_list)
+    p_run = sub.add_parser("run", help="run one experiment and store its results")
+    p_run.add_argument("name", help="experiment name (see `list`)")
+    p_run.add_argument("--profile", choices=PROFILES, default="quick")
+    p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_run.add_argument(
+        "--no-progress", action="store_true", help="hide the progress bar"
+    )
+    p_run.add_argument(
+        "--keep-cells", action="store_true", help="keep per-cell files after the run"
+    )
+    p_run.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the command line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""Experiments: one registered entry per figure or table, three profiles each, stored results.
+
+Use ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P`` from a shell,
+and :func:`load_or_run` from a notebook.
+"""
+
+from dpnotes.experiments.registry import (
+    PROFILES,
+    Experiment,
+    config_hash,
+    get_experiment,
+    list_experiments,
+    register,
+    stable_hash,
+)
+from dpnotes.experiments.runner import load_or_run, load_stored, provenance, run
+from dpnotes.experiments.store import (
+    StoredResult,
+    read_result,
+    results_root,
+    write_result,
+)
+
+__all__ = [
+    "PROFILES",
+    "Experiment",
+    "StoredResult",
+    "config_hash",
+    "get_experiment",
+    "list_experiments",
+    "load_or_run",
+    "load_stored",
+    "provenance",
+    "read_result",
+    "register",
+    "results_root",
+    "run",
+    "stable_hash",
+    "write_result",
+]

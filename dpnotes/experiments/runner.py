@@ -1,0 +1,267 @@
+"""Run registered experiments, store their results with provenance, and load them back."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.metadata
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from dpnotes.experiments.registry import (
+    PROFILES,
+    Experiment,
+    config_hash,
+    get_experiment,
+    stable_hash,
+)
+from dpnotes.experiments.store import (
+    StoredResult,
+    atomic_write_bytes,
+    read_result,
+    results_root,
+    table_to_bytes,
+    write_result,
+)
+
+__all__ = ["load_or_run", "load_stored", "provenance", "run"]
+
+FALLBACK_ENV = "DPNOTES_FALLBACK_PROFILE"
+
+_PACKAGES = (
+    "dpnotes",
+    "numpy",
+    "scipy",
+    "pandas",
+    "scikit-learn",
+    "torch",
+    "opacus",
+    "mbi",
+    "jax",
+    "folktables",
+    "diffprivlib",
+    "fairlearn",
+)
+
+
+def _package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[name] = importlib.metadata.version(name)
+    return versions
+
+
+def _code_version() -> str:
+    """Return the package version and, inside a git checkout, the commit (``+dirty``)."""
+    from dpnotes import __version__
+
+    here = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--", "dpnotes"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return __version__
+    return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
+
+
+def _device() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "accelerator": "none",
+    }
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
+        for line in fh:
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if torch.cuda.is_available():
+            info["accelerator"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def _datasets(experiment: Experiment, profile: str) -> list[dict[str, Any]]:
+    names = list(experiment.datasets(experiment.config(profile)))
+    if not names:
+        return []
+    from dpnotes.data import data_root, file_sha256
+
+    root = data_root()
+    return [{"name": n, "sha256": file_sha256(root / n)} for n in names]
+
+
+def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any]:
+    """Return the provenance of a run (everything but its timing and table hash)."""
+    return {
+        "experiment": experiment.name,
+        "title": experiment.title,
+        "figure": experiment.figure,
+        "profile": profile,
+        "seed": seed,
+        "config": dict(experiment.config(profile)),
+        "config_hash": config_hash(experiment, profile),
+        "code_version": _code_version(),
+        "packages": _package_versions(),
+        "device": _device(),
+        "datasets": _datasets(experiment, profile),
+    }
+
+
+def _cell_rng(seed: int, cell: dict[str, Any]) -> np.random.Generator:
+    # Keyed by the cell's content, not its position, so adding cells to a grid does not
+    # change the random streams of the others.
+    key = int(stable_hash(cell, length=8), 16)
+    return np.random.default_rng(np.random.SeedSequence([seed, key]))
+
+
+def _check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise ValueError(
+            f"unknown profile {profile!r}; choose one of {list(PROFILES)}."
+        )
+
+
+def run(
+    name: str,
+    profile: str = "quick",
+    *,
+    seed: int = 0,
+    root: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    keep_cells: bool = False,
+) -> StoredResult:
+    """Run one experiment under one profile and store its table with provenance.
+
+    Finished cells are stored under ``cells/`` as they complete; a rerun after an
+    interruption skips them. When every cell is done the table and ``meta.json`` are
+    written atomically and the cell files are removed (unless ``keep_cells``).
+
+    Args:
+        name: A registered experiment (``python -m dpnotes list``).
+        profile: ``smoke``, ``quick`` or ``paper``.
+        seed: Root seed; every cell gets its own stream spawned from it.
+        root: Results store (default: :func:`results_root`).
+        progress: Show a tqdm progress bar over the cells.
+        keep_cells: Keep the per-cell files after the final write.
+
+    Returns:
+        The stored result.
+    """
+    _check_profile(profile)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
+    experiment = get_experiment(name)
+    folder = results_root(root) / experiment.name / profile
+    meta = provenance(experiment, profile, int(seed))
+    cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
+    cells = experiment.cells(profile)
+    config = experiment.config(profile)
+
+    started = time.perf_counter()
+    started_at = dt.datetime.now(dt.timezone.utc)
+    parts: list[pd.DataFrame] = []
+    resumed = 0
+    bar = tqdm(cells, desc=f"{name} [{profile}]", unit="cell", disable=not progress)
+    for cell in bar:
+        cell_file = cells_dir / f"{stable_hash(cell)}.csv"
+        if cell_file.is_file():
+            parts.append(pd.read_csv(cell_file))
+            resumed += 1
+            continue
+        rows = experiment.run_cell(config, cell, rng=_cell_rng(int(seed), cell))
+        if not isinstance(rows, pd.DataFrame):
+            raise TypeError(
+                f"{name}: run_cell must return a DataFrame, got {type(rows)}."
+            )
+        for key, value in reversed(list(cell.items())):
+            if key not in rows.columns:
+                rows.insert(
+                    0, key, value if not isinstance(value, list) else str(value)
+                )
+        atomic_write_bytes(cell_file, table_to_bytes(rows))
+        parts.append(pd.read_csv(cell_file))
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+    finished_at = dt.datetime.now(dt.timezone.utc)
+    meta.update(
+        {
+            "cells": len(cells),
+            "cells_resumed": resumed,
+            "wall_time_s": round(time.perf_counter() - started, 3),
+            "started": started_at.isoformat(timespec="seconds"),
+            "date": finished_at.isoformat(timespec="seconds"),
+        }
+    )
+    result = write_result(folder, table, meta)
+    if not keep_cells:
+        shutil.rmtree(folder / "cells", ignore_errors=True)
+    return result
+
+
+def load_stored(
+    name: str, profile: str, *, root: str | os.PathLike[str] | None = None
+) -> StoredResult | None:
+    """Return the stored result of ``name``/``profile`` if it is trusted and current."""
+    _check_profile(profile)
+    experiment = get_experiment(name)
+    stored = read_result(
+        results_root(root) / experiment.name / profile, experiment=name, profile=profile
+    )
+    if stored is None or stored.config_hash != config_hash(experiment, profile):
+        return None
+    return stored
+
+
+def load_or_run(
+    name: str,
+    *,
+    prefer: Sequence[str] = ("paper", "quick"),
+    fallback: str | None = None,
+    seed: int = 0,
+    root: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+) -> StoredResult:
+    """Return the best current stored result of an experiment, else compute one.
+
+    Notebooks call this. It looks for a stored result, in the order of ``prefer``, whose
+    config hash matches the current code and settings; a stale or half-written one is
+    ignored. If none matches it runs the ``fallback`` profile (default ``quick``, or the
+    environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it.
+    """
+    for profile in prefer:
+        stored = load_stored(name, profile, root=root)
+        if stored is not None:
+            return stored
+    fallback = fallback or os.environ.get(FALLBACK_ENV) or "quick"
+    _check_profile(fallback)
+    stored = load_stored(name, fallback, root=root)
+    if stored is not None:
+        return stored
+    return run(name, fallback, seed=seed, root=root, progress=progress)

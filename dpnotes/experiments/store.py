@@ -1,0 +1,169 @@
+"""The results store: one folder per experiment and profile, written atomically.
+
+Layout under the store root (``book/_results`` in the repository)::
+
+    <experiment>/<profile>/results.csv     the tidy table
+    <experiment>/<profile>/meta.json       provenance, including the table's sha256
+    <experiment>/<profile>/cells/<seed>/   finished cells of a run (resume points)
+
+A result is *trusted* only if ``meta.json`` parses, names the right experiment and
+profile, and the sha256 it records equals that of ``results.csv``. Writing removes the old
+``meta.json`` first, replaces the table, and writes the new ``meta.json`` last, each file
+through a temporary file and :func:`os.replace`; so a run interrupted at any point leaves
+either the previous trusted result or nothing trusted, never a half-written table that a
+later build would use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = [
+    "StoredResult",
+    "atomic_write_bytes",
+    "read_result",
+    "results_root",
+    "write_result",
+]
+
+RESULTS_ENV = "DPNOTES_RESULTS_DIR"
+TABLE = "results.csv"
+META = "meta.json"
+
+
+def results_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """Return the folder that holds stored results.
+
+    Resolution order: ``root``; the environment variable ``DPNOTES_RESULTS_DIR``; the
+    ``book/_results`` folder of the repository that contains the current directory (found
+    by walking up to a folder with ``_toc.yml`` and ``book/``); else ``./dpnotes_results``.
+    """
+    if root is not None:
+        return Path(root)
+    env = os.environ.get(RESULTS_ENV)
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "book").is_dir():
+            return folder / "book" / "_results"
+    return here / "dpnotes_results"
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def table_to_bytes(table: pd.DataFrame) -> bytes:
+    """Serialise a results table as CSV (the stored format: small, diffable, portable)."""
+    buffer = io.StringIO()
+    table.to_csv(buffer, index=False, float_format="%.10g", lineterminator="\n")
+    return buffer.getvalue().encode()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A trusted stored result: its table, provenance and where it lives."""
+
+    experiment: str
+    profile: str
+    table: pd.DataFrame
+    meta: Mapping[str, Any]
+    path: Path
+
+    @property
+    def config_hash(self) -> str:
+        return str(self.meta.get("config_hash", ""))
+
+    @property
+    def datasets(self) -> list[str]:
+        return [d["name"] for d in self.meta.get("datasets", [])] or ["synthetic data"]
+
+    def caption(self) -> str:
+        """One sentence for a figure caption: experiment, profile, data and seed."""
+        data = ", ".join(self.datasets)
+        return (
+            f"Experiment `{self.experiment}`, profile `{self.profile}`, data: {data}, "
+            f"seed {self.meta.get('seed')}. Regenerate with "
+            f"`python -m dpnotes run {self.experiment} --profile {self.profile}`."
+        )
+
+
+def write_result(
+    folder: Path, table: pd.DataFrame, meta: Mapping[str, Any]
+) -> StoredResult:
+    """Store ``table`` and ``meta`` in ``folder`` so that a crash never leaves a trusted half.
+
+    The table's sha256 is added to the metadata; see the module docstring for the order of
+    the writes.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    data = table_to_bytes(table)
+    meta = {
+        **meta,
+        "table": TABLE,
+        "table_sha256": sha256_bytes(data),
+        "rows": len(table),
+    }
+    # Untrust the old result before touching its table.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(folder / META)
+    atomic_write_bytes(folder / TABLE, data)
+    atomic_write_bytes(
+        folder / META, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
+    )
+    return StoredResult(
+        experiment=str(meta.get("experiment")),
+        profile=str(meta.get("profile")),
+        table=pd.read_csv(io.BytesIO(data)),
+        meta=meta,
+        path=folder,
+    )
+
+
+def read_result(folder: Path, *, experiment: str, profile: str) -> StoredResult | None:
+    """Return the stored result in ``folder`` if it is complete and consistent, else None."""
+    meta_path, table_path = folder / META, folder / TABLE
+    try:
+        meta = json.loads(meta_path.read_text())
+        data = table_path.read_bytes()
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(meta, dict):
+        return None
+    if meta.get("experiment") != experiment or meta.get("profile") != profile:
+        return None
+    if meta.get("table_sha256") != sha256_bytes(data):
+        return None
+    try:
+        table = pd.read_csv(io.BytesIO(data))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+        return None
+    return StoredResult(experiment, profile, table, meta, folder)

@@ -1,0 +1,105 @@
+"""One figure style for the whole book: theme, colour-blind-safe palette, sizes, glue.
+
+Every chapter calls :func:`set_style` once and draws with the palette and sizes defined
+here, so that a method has the same colour in every figure of the book.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import seaborn as sns
+
+__all__ = [
+    "FIGSIZE",
+    "METHOD_COLORS",
+    "PALETTE",
+    "color_for",
+    "glue_figure",
+    "group_palette",
+    "set_style",
+]
+
+#: The Okabe–Ito palette (Okabe & Ito 2008), distinguishable under the common forms of
+#: colour-vision deficiency; black is left out so it stays free for reference lines.
+PALETTE: tuple[str, ...] = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # bluish green
+    "#CC79A7",  # reddish purple
+    "#56B4E9",  # sky blue
+    "#D55E00",  # vermillion
+    "#F0E442",  # yellow
+    "#999999",  # grey
+)
+
+#: Fixed colours for the methods that recur across chapters.
+METHOD_COLORS: Mapping[str, str] = {
+    "non-private": "#000000",
+    "laplace": PALETTE[0],
+    "gaussian": PALETTE[1],
+    "global": PALETTE[7],
+    "per-group (parallel)": PALETTE[2],
+    "per-group (sequential)": PALETTE[5],
+    "vanilla": PALETTE[7],
+    "stratified": PALETTE[2],
+    "COINPRESS": PALETTE[0],
+    "StratCoinpress": PALETTE[2],
+    "PubStratCoinpress": PALETTE[3],
+    "DPSGD": PALETTE[0],
+    "DPSGD-F": PALETTE[2],
+    "Naive": PALETTE[1],
+    "SGD": "#000000",
+}
+
+#: Figure sizes in inches: one column of the book's text width, full width, and square.
+FIGSIZE: Mapping[str, tuple[float, float]] = {
+    "single": (6.4, 4.0),
+    "wide": (10.0, 3.8),
+    "tall": (10.0, 6.8),
+    "square": (4.8, 4.8),
+}
+
+
+def set_style(context: str = "notebook") -> None:
+    """Apply the book's seaborn theme, palette and matplotlib settings."""
+    sns.set_theme(context=context, style="whitegrid", palette=list(PALETTE))
+    mpl.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "savefig.dpi": 150,
+            "savefig.bbox": "tight",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titlesize": "medium",
+            "axes.titleweight": "bold",
+            "legend.frameon": False,
+            "figure.constrained_layout.use": True,
+        }
+    )
+
+
+def color_for(name: str) -> str:
+    """Return the fixed colour of a method, or a palette colour chosen by its name."""
+    if name in METHOD_COLORS:
+        return METHOD_COLORS[name]
+    return PALETTE[sum(map(ord, name)) % len(PALETTE)]
+
+
+def group_palette(groups: Iterable[object]) -> dict[object, str]:
+    """Map an ordered collection of group labels onto the palette (cycling if needed)."""
+    return {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+
+
+def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
+    """Register ``fig`` with myst-nb's glue under ``name`` and close it.
+
+    The chapter then places it with a ``{glue:figure}`` directive that gives it a caption
+    and a ``:name:`` so it is numbered and can be cited.
+    """
+    from myst_nb import glue
+
+    glue(name, fig, display=display)
+    plt.close(fig)

@@ -1,0 +1,246 @@
+"""Input checks for public entry points.
+
+Each check returns the cleaned value (a float, an array) or raises a ``ValueError`` /
+``TypeError`` whose message says what the caller should do instead. Public functions call
+these at their boundary; internal helpers trust their callers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_bounds",
+    "check_choice",
+    "check_columns",
+    "check_delta",
+    "check_epsilon",
+    "check_groups",
+    "check_int",
+    "check_positive",
+    "check_probability",
+    "check_rho",
+    "check_weights",
+]
+
+
+def _as_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.number)):
+        raise TypeError(
+            f"{name} must be a real number, got {type(value).__name__} ({value!r})."
+        )
+    return float(value)
+
+
+def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``).
+
+    >>> check_positive(2, "scale")
+    2.0
+    """
+    x = _as_real(value, name)
+    if math.isnan(x) or x <= 0 or (math.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
+    return x
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """Return a privacy parameter epsilon as a float, requiring 0 < epsilon < inf.
+
+    Raises:
+        ValueError: If epsilon is not positive and finite. epsilon = 0 would need infinite
+            noise; an infinite epsilon is no privacy at all, so a non-private computation
+            should be called instead.
+    """
+    x = _as_real(epsilon, name)
+    if math.isnan(x) or x <= 0 or math.isinf(x):
+        raise ValueError(
+            f"{name} must be a positive, finite privacy budget, got {epsilon!r}. Use e.g. "
+            f"{name}=1.0; for a non-private baseline call the non-private estimator instead "
+            "of passing an infinite or zero budget."
+        )
+    return x
+
+
+def check_rho(rho: Any, name: str = "rho") -> float:
+    """Return a zCDP parameter rho as a float, requiring 0 < rho < inf."""
+    x = _as_real(rho, name)
+    if math.isnan(x) or x <= 0 or math.isinf(x):
+        raise ValueError(
+            f"{name} must be a positive, finite zCDP budget, got {rho!r}. Convert an "
+            "(epsilon, delta) target with dpnotes.accounting.epsilon_delta_to_rho."
+        )
+    return x
+
+
+def check_delta(delta: Any, name: str = "delta") -> float:
+    """Return delta as a float, requiring 0 < delta < 1.
+
+    Raises:
+        ValueError: If delta is outside the open interval (0, 1). A usual choice is a value
+            much smaller than 1/n, such as 1e-6 or 1e-9.
+    """
+    x = _as_real(delta, name)
+    if math.isnan(x) or not 0.0 < x < 1.0:
+        raise ValueError(
+            f"{name} must lie strictly between 0 and 1, got {delta!r}. Pick a value much "
+            "smaller than 1/n, e.g. delta=1e-6; for pure DP use a Laplace mechanism, "
+            "which takes no delta."
+        )
+    return x
+
+
+def check_probability(value: Any, name: str, *, closed_right: bool = False) -> float:
+    """Return ``value`` if it lies in (0, 1) (or (0, 1] with ``closed_right``)."""
+    x = _as_real(value, name)
+    ok = 0.0 < x <= 1.0 if closed_right else 0.0 < x < 1.0
+    if math.isnan(x) or not ok:
+        interval = "(0, 1]" if closed_right else "(0, 1)"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}.")
+    return x
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int, requiring an integer type and ``value >= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{name} must be an integer, got {type(value).__name__} ({value!r})."
+        )
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+    return int(value)
+
+
+def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
+    """Return finite ``(lower, upper)`` with ``lower < upper``.
+
+    The bounds of a clipped statistic must be public: choose them from domain knowledge
+    (e.g. 0 and 100 for an age), never from the data.
+    """
+    lo, hi = _as_real(lower, "lower"), _as_real(upper, "upper")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(
+            f"lower and upper must be finite, got lower={lower!r}, upper={upper!r}. Choose "
+            "public bounds from domain knowledge, not from the data."
+        )
+    if lo >= hi:
+        raise ValueError(
+            f"lower must be smaller than upper, got lower={lower!r}, upper={upper!r}. Swap "
+            "them, or widen the interval if they are equal."
+        )
+    return lo, hi
+
+
+def check_array(
+    x: Any,
+    name: str = "x",
+    *,
+    ndim: int | None = None,
+    allow_empty: bool = False,
+    dtype: type = np.float64,
+) -> np.ndarray:
+    """Return ``x`` as a finite numpy array.
+
+    Args:
+        x: Array-like data.
+        name: Name used in error messages.
+        ndim: Required number of dimensions, if any.
+        allow_empty: Whether a zero-size array is acceptable.
+        dtype: Target dtype.
+
+    Raises:
+        TypeError: If ``x`` cannot be converted to a numeric array.
+        ValueError: If it has NaN or infinite entries, the wrong shape, or is empty.
+    """
+    try:
+        arr = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be numeric array-like: {err}") from err
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty; pass at least one value.")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(np.isinf(arr).sum())
+        raise ValueError(
+            f"{name} has {n_nan} NaN and {n_inf} infinite values. Drop or impute them "
+            "before calling (with a rule fixed in advance, not chosen by looking at the "
+            "private data)."
+        )
+    return arr
+
+
+def check_weights(
+    weights: Any, k: int | None = None, *, atol: float = 1e-8
+) -> np.ndarray:
+    """Return group weights as an array of non-negative floats summing to one.
+
+    Raises:
+        ValueError: If there are NaN/inf, negative entries, the wrong count, or the sum
+            differs from one by more than ``atol`` (normalise them: ``w / w.sum()``).
+    """
+    w = check_array(weights, "weights", ndim=1)
+    if k is not None and w.shape[0] != k:
+        raise ValueError(f"weights has {w.shape[0]} entries but there are {k} groups.")
+    if np.any(w < 0):
+        raise ValueError(f"weights must be non-negative, got {w.tolist()}.")
+    total = float(w.sum())
+    if abs(total - 1.0) > atol:
+        raise ValueError(
+            f"weights must sum to 1, got a sum of {total:.10g}. Normalise them first "
+            "(weights / weights.sum())."
+        )
+    return w
+
+
+def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
+    """Return ``value`` if it is one of ``choices``, else say which values are allowed."""
+    options = list(choices)
+    if value not in options:
+        shown = ", ".join(map(repr, options[:60])) + (
+            " ..." if len(options) > 60 else ""
+        )
+        raise ValueError(f"unknown {name} {value!r}; choose one of: {shown}.")
+    return value
+
+
+def check_columns(frame: Any, required: Sequence[str], name: str = "data") -> None:
+    """Raise if the DataFrame ``frame`` lacks any of the ``required`` columns."""
+    present = set(map(str, frame.columns))
+    missing = [c for c in required if c not in present]
+    if missing:
+        raise ValueError(
+            f"{name} is missing column(s) {missing}; it has {sorted(present)[:40]}. "
+            "Load it with the dpnotes loader or rename the columns."
+        )
+
+
+def check_groups(
+    groups: Any, public_groups: Sequence[Any], name: str = "groups"
+) -> np.ndarray:
+    """Return group labels as an array, requiring every label to be in the public list.
+
+    The list of groups is public (a specification chosen in advance); a label outside it
+    would mean the set of groups depends on the data.
+    """
+    g = np.asarray(groups)
+    if g.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {g.shape}.")
+    allowed = list(public_groups)
+    if len(set(allowed)) != len(allowed):
+        raise ValueError(f"the public list of {name} has duplicates: {allowed}.")
+    unknown = sorted(set(g.tolist()) - set(allowed), key=repr)
+    if unknown:
+        raise ValueError(
+            f"{name} contains labels {unknown[:10]} that are not in the public list "
+            f"{allowed[:20]}. Add them to the public specification or map them to a "
+            "listed group before calling."
+        )
+    return g

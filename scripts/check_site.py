@@ -1,0 +1,1166 @@
+#!/usr/bin/env python3
+"""Look at the built book in a real (headless) browser and fail on visible defects.
+
+Usage::
+
+    python scripts/check_site.py _build/html --out _build/screenshots [--install]
+
+Every content page of the built site is served from a local ``http.server`` (under
+a sub-path, so root-absolute links break here as they would on a project site),
+opened in Debian's ``chromium-headless-shell`` driven over the DevTools protocol
+(``--remote-debugging-pipe``; no Python dependency), given time for MathJax, fonts
+and images, and photographed from top to bottom. ``<out>/index.html`` shows every
+screenshot for a human to review.
+
+A page fails (exit status 1) when it shows
+
+- an error from a notebook cell: a traceback or error output, a stderr stream
+  (``--allow-stderr`` makes that a warning), "Traceback (most recent call last)"
+  or a line such as ``NameError: ...`` in a cell output. Cells tagged
+  ``raises-exception`` may show a traceback (a warning);
+- a broken image: the ``src`` does not resolve to a file of the build, the file is
+  empty or not a valid PNG/JPEG/GIF/WebP/SVG, the browser could not decode it, or
+  the local server answered it with an error status;
+- a broken internal link or anchor, or a root-absolute path;
+- a Sphinx ``problematic`` node, a ``system-message``, an unresolved cross-reference
+  (``span.xref`` outside a link), or a MathJax error (``mjx-merror``);
+- math that is not typeset while no MathJax is configured at all. When MathJax is
+  configured but did not run (e.g. it comes from a CDN and the browser is offline),
+  that is a warning.
+
+The browser cannot reach any host but 127.0.0.1 (``--allow-network`` lifts that),
+so the check also shows what an offline reader sees.
+
+Without a browser, ``--static-only`` runs the checks that need none. Exit status:
+0 clean (warnings allowed), 1 defects found, 2 usage or set-up problem.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import contextlib
+import fcntl
+import functools
+import html as html_lib
+import http.server
+import io
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+try:  # Pillow comes with matplotlib; the checks degrade gracefully without it.
+    from PIL import Image
+except ImportError:  # pragma: no cover - exercised only without Pillow
+    Image = None
+
+BROWSER_CANDIDATES = (
+    "chromium-headless-shell",
+    "/usr/lib/chromium/headless_shell",
+    "chromium",
+    "/usr/bin/chromium",
+)
+SKIP_PAGES = {"search.html", "genindex.html"}
+WIDTH = 1280
+MIN_HEIGHT = 900
+MAX_HEIGHT = 12000  # Taller pages are cut; Chromium's limit is about 16k pixels.
+SITE_PREFIX = "/site/"  # Served under a sub-path to catch root-absolute URLs.
+EXCEPTION_LINE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:",
+    re.MULTILINE,
+)
+TRACEBACK_TEXT = "Traceback (most recent call last)"
+# Cross-reference domains whose unresolved targets are only a warning: Python
+# objects from libraries without intersphinx render as plain code, which is fine.
+SOFT_XREF_CLASSES = {"py", "c", "cpp", "js", "rst"}
+VOID_TAGS = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "param",
+    "source",
+    "track",
+    "wbr",
+}
+
+
+# --------------------------------------------------------------------------- #
+# Results
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class Findings:
+    """Errors (the page fails) and warnings (shown, not fatal) about one page."""
+
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def extend(self, other: Findings) -> None:
+        """Add another set of findings, dropping exact duplicates."""
+        self.errors.extend(e for e in other.errors if e not in self.errors)
+        self.warnings.extend(w for w in other.warnings if w not in self.warnings)
+
+    @property
+    def status(self) -> str:
+        """Return ``FAIL``, ``WARN`` or ``OK``."""
+        if self.errors:
+            return "FAIL"
+        return "WARN" if self.warnings else "OK"
+
+
+@dataclass
+class PageResult:
+    """What the check found on one page, and where its screenshot is."""
+
+    page: str
+    findings: Findings
+    screenshot: Path | None = None
+    height: int = 0
+    truncated: bool = False
+    seconds: float = 0.0
+
+
+# --------------------------------------------------------------------------- #
+# A small DOM built with the standard library's HTML parser
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(eq=False)
+class Node:
+    """An element (or the document, with ``tag == "#root"``)."""
+
+    tag: str
+    attrs: dict[str, str]
+    parent: Node | None = None
+    children: list[Node | str] = field(default_factory=list)
+
+    @functools.cached_property
+    def classes(self) -> frozenset[str]:
+        return frozenset(self.attrs.get("class", "").split())
+
+    def iter(self) -> Iterator[Node]:
+        """Yield this node and every element below it, in document order."""
+        stack: list[Node] = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(c for c in reversed(node.children) if isinstance(c, Node))
+
+    def ancestors(self) -> Iterator[Node]:
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def text(self) -> str:
+        parts: list[str] = []
+        stack: list[Node | str] = [self]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                parts.append(item)
+            elif item.tag not in ("script", "style", "button"):
+                stack.extend(reversed(item.children))
+        return "".join(parts)
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        parent = self.stack[-1]
+        node = Node(tag, {k: v or "" for k, v in attrs}, parent)
+        parent.children.append(node)
+        if tag not in VOID_TAGS:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        parent = self.stack[-1]
+        parent.children.append(Node(tag, {k: v or "" for k, v in attrs}, parent))
+
+    def handle_endtag(self, tag: str) -> None:
+        # Close up to the matching open element; ignore stray end tags.
+        for i in range(len(self.stack) - 1, 0, -1):
+            if self.stack[i].tag == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse_html(text: str) -> Node:
+    """Parse HTML into a tree of :class:`Node` (tolerant, standard library only)."""
+    builder = _TreeBuilder()
+    builder.feed(text)
+    builder.close()
+    return builder.root
+
+
+def _short(text: str, limit: int = 100) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- #
+# Checks on HTML (the built file or the DOM after scripts ran)
+# --------------------------------------------------------------------------- #
+
+
+def _cell_tags(node: Node) -> frozenset[str]:
+    for anc in node.ancestors():
+        if "cell" in anc.classes:
+            return frozenset(c[4:] for c in anc.classes if c.startswith("tag_"))
+    return frozenset()
+
+
+def check_outputs(root: Node, *, allow_stderr: bool = False) -> Findings:
+    """Find error, traceback and stderr outputs of notebook cells (myst-nb classes)."""
+    found = Findings()
+    for node in root.iter():
+        cls = node.classes
+        if "output" not in cls:
+            continue
+        text = node.text()
+        snippet = _short(text.strip().splitlines()[-1] if text.strip() else "")
+        expected = "raises-exception" in _cell_tags(node)
+        if cls & {"traceback", "error"}:
+            msg = f"cell error output: {snippet}"
+            (found.warnings if expected else found.errors).append(
+                msg + (" (cell tagged raises-exception)" if expected else "")
+            )
+        elif "stderr" in cls:
+            msg = f"cell stderr output: {_short(text)}"
+            (found.warnings if allow_stderr else found.errors).append(msg)
+        elif TRACEBACK_TEXT in text or EXCEPTION_LINE.search(text):
+            match = EXCEPTION_LINE.search(text)
+            line = match.group(0) if match else TRACEBACK_TEXT
+            msg = f"cell output shows an exception: {_short(line)}"
+            (found.warnings if expected else found.errors).append(msg)
+    return found
+
+
+def check_references(root: Node) -> Findings:
+    """Find Sphinx problematic nodes, system messages and unresolved references."""
+    found = Findings()
+    for node in root.iter():
+        cls = node.classes
+        if "problematic" in cls:
+            found.errors.append(f"problematic node: {_short(node.text())!r}")
+        elif "system-message" in cls:
+            found.errors.append(f"system message: {_short(node.text())!r}")
+        elif "xref" in cls:
+            if node.tag == "a" or any(a.tag == "a" for a in node.ancestors()):
+                continue
+            target = _short(node.text(), 60)
+            if cls & SOFT_XREF_CLASSES:
+                found.warnings.append(f"unlinked cross-reference: {target!r}")
+            else:
+                found.errors.append(f"unresolved cross-reference: {target!r}")
+    return found
+
+
+def mathjax_scripts(root: Node) -> list[str]:
+    """Return the ``src`` of every script that loads MathJax."""
+    return [
+        n.attrs["src"]
+        for n in root.iter()
+        if n.tag == "script" and "mathjax" in n.attrs.get("src", "").lower()
+    ]
+
+
+def check_math(root: Node, *, mathjax_version: str | None = None) -> Findings:
+    """Check that math was typeset (call on the DOM after MathJax ran)."""
+    found = Findings()
+    for node in root.iter():
+        if node.tag == "mjx-merror":
+            error = node.attrs.get("data-mjx-error") or node.text()
+            found.errors.append(f"MathJax error: {_short(error)}")
+        elif (
+            # MathJax's noundefined package shows an unknown macro as red text;
+            # the assistive MathML next to the rendering says so explicitly.
+            node.tag == "mtext"
+            and node.attrs.get("mathcolor") == "red"
+            and node.text().startswith("\\")
+        ):
+            found.errors.append(f"undefined TeX macro {_short(node.text(), 40)}")
+    raw = [
+        n
+        for n in root.iter()
+        if "math" in n.classes
+        and n.tag in ("span", "div")
+        and not any(d.tag == "mjx-container" for d in n.iter())
+    ]
+    if raw:
+        example = _short(raw[0].text(), 60)
+        scripts = mathjax_scripts(root)
+        if not scripts:
+            found.errors.append(
+                f"{len(raw)} math element(s) shown as raw TeX and no MathJax "
+                f"configured, e.g. {example!r}"
+            )
+        else:
+            state = (
+                f"MathJax {mathjax_version} loaded"
+                if mathjax_version
+                else f"MathJax did not load from {scripts[0]}"
+            )
+            found.warnings.append(
+                f"{len(raw)} math element(s) not typeset ({state}), e.g. {example!r}"
+            )
+    return found
+
+
+# --------------------------------------------------------------------------- #
+# Images and links
+# --------------------------------------------------------------------------- #
+
+
+def sniff_image(data: bytes) -> str | None:
+    """Return ``png``, ``jpeg``, ``gif``, ``webp`` or ``svg`` from the bytes."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "webp"
+    head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"<?xml", b"<svg", b"<!--", b"<!doctype svg")):
+        return "svg"
+    return None
+
+
+def check_image_bytes(data: bytes) -> str | None:
+    """Return why the bytes are not a valid image, or ``None`` when they are."""
+    if not data:
+        return "empty file"
+    kind = sniff_image(data)
+    if kind is None:
+        return "not a PNG, JPEG, GIF, WebP or SVG file"
+    if kind == "svg":
+        try:
+            root = ET.fromstring(data)
+        except ET.ParseError as exc:
+            return f"invalid SVG: {exc}"
+        if root.tag.rsplit("}", 1)[-1] != "svg":
+            return f"XML file whose root is <{root.tag}>, not <svg>"
+        return None
+    if Image is not None:
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                im.verify()
+            with Image.open(io.BytesIO(data)) as im:
+                im.load()
+                if im.width == 0 or im.height == 0:
+                    return "image has zero size"
+        except Exception as exc:  # Pillow raises many types for bad data.
+            return f"corrupt {kind.upper()}: {exc}"
+        return None
+    if kind == "png" and b"IEND" not in data[-16:]:
+        return "truncated PNG (no IEND chunk)"
+    if kind == "jpeg" and not data.rstrip(b"\0").endswith(b"\xff\xd9"):
+        return "truncated JPEG (no end marker)"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def check_image_file(path: Path) -> str | None:
+    """Return why the file is not a valid image, or ``None`` when it is."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return f"unreadable: {exc}"
+    return check_image_bytes(data)
+
+
+def resolve_local(url: str, page: Path, site: Path) -> tuple[Path | None, str]:
+    """Map a relative URL on ``page`` to a file under ``site``.
+
+    Returns the file (``None`` when the URL escapes the site) and the fragment.
+    """
+    parts = urlsplit(url)
+    path = unquote(parts.path)
+    if not path:
+        return page, parts.fragment
+    target = (page.parent / path).resolve()
+    try:
+        target.relative_to(site.resolve())
+    except ValueError:
+        return None, parts.fragment
+    if target.is_dir():
+        target = target / "index.html"
+    return target, parts.fragment
+
+
+def _is_external(url: str) -> bool:
+    parts = urlsplit(url)
+    return bool(parts.scheme or parts.netloc)
+
+
+def check_images(root: Node, page: Path, site: Path) -> Findings:
+    """Check that every ``<img>`` resolves to a valid image file in the build."""
+    found = Findings()
+    for node in root.iter():
+        if node.tag != "img":
+            continue
+        src = node.attrs.get("src", "").strip()
+        if not src:
+            found.errors.append("image without src")
+            continue
+        if src.startswith("data:"):
+            header, _, payload = src.partition(",")
+            try:
+                if header.endswith(";base64"):
+                    data = base64.b64decode(payload, validate=True)
+                else:
+                    data = unquote(payload).encode()
+            except (binascii.Error, ValueError):
+                found.errors.append("broken image: undecodable data: URI")
+                continue
+            if reason := check_image_bytes(data):
+                found.errors.append(f"broken image (data: URI): {reason}")
+            continue
+        if _is_external(src):
+            found.warnings.append(f"external image, not checked: {_short(src, 80)}")
+            continue
+        if src.startswith("/"):
+            found.errors.append(f"root-absolute image path {src!r}")
+            continue
+        target, _ = resolve_local(src, page, site)
+        if target is None:
+            found.errors.append(f"broken image {src!r}: points outside the site")
+        elif not target.is_file():
+            found.errors.append(f"broken image {src!r}: no such file in the build")
+        elif reason := check_image_file(target):
+            found.errors.append(f"broken image {src!r}: {reason}")
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _anchors(path: Path) -> frozenset[str]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    ids = re.findall(r"""\s(?:id|name)\s*=\s*["']([^"']+)["']""", text)
+    return frozenset(html_lib.unescape(i) for i in ids)
+
+
+def check_links(root: Node, page: Path, site: Path) -> Findings:
+    """Check internal ``<a href>`` targets: the file exists and has the anchor."""
+    found = Findings()
+    for node in root.iter():
+        if node.tag != "a" or "href" not in node.attrs:
+            continue
+        href = node.attrs["href"].strip()
+        if not href or href == "#" or _is_external(href) or href.startswith("data:"):
+            continue
+        if href.startswith("javascript:"):
+            continue
+        if href.startswith("/"):
+            found.errors.append(f"root-absolute link {href!r}")
+            continue
+        target, fragment = resolve_local(href, page, site)
+        if target is None:
+            found.errors.append(f"link {href!r} points outside the site")
+        elif not target.exists():
+            found.errors.append(f"broken link {href!r}: no such file in the build")
+        elif fragment and target.suffix == ".html":
+            if unquote(fragment) not in _anchors(target):
+                found.errors.append(f"broken link {href!r}: no such anchor")
+    return found
+
+
+def check_page_static(
+    page: Path, site: Path, *, allow_stderr: bool = False
+) -> tuple[Findings, Node]:
+    """Run every check that needs no browser on a built page."""
+    root = parse_html(page.read_text(encoding="utf-8", errors="replace"))
+    found = Findings()
+    found.extend(check_outputs(root, allow_stderr=allow_stderr))
+    found.extend(check_references(root))
+    found.extend(check_images(root, page, site))
+    found.extend(check_links(root, page, site))
+    return found, root
+
+
+def check_dom(
+    dom: str, *, allow_stderr: bool = False, mathjax_version: str | None = None
+) -> Findings:
+    """Run the checks on the DOM after scripts ran (outputs, references, math)."""
+    root = parse_html(dom)
+    found = Findings()
+    found.extend(check_outputs(root, allow_stderr=allow_stderr))
+    found.extend(check_references(root))
+    found.extend(check_math(root, mathjax_version=mathjax_version))
+    return found
+
+
+# --------------------------------------------------------------------------- #
+# Pages of the site
+# --------------------------------------------------------------------------- #
+
+
+def redirect_target(page: Path) -> str | None:
+    """Return the URL of a ``<meta http-equiv="refresh">`` page, else ``None``."""
+    head = page.read_text(encoding="utf-8", errors="replace")[:2048]
+    match = re.search(
+        r"""<meta[^>]+http-equiv=["']?refresh["']?[^>]*content=["'][^"']*url=([^"']+)""",
+        head,
+        re.IGNORECASE,
+    )
+    return match.group(1).strip() if match else None
+
+
+def list_pages(site: Path, exclude: Sequence[Path] = ()) -> list[Path]:
+    """Return the content pages of a built site, in reading order where known.
+
+    Skips search, the general index, module indexes, redirects and everything
+    under folders whose name starts with ``_`` or ``.`` (``_static``,
+    ``_sources``, ``_images`` ...). Pages reachable from the first page through
+    "next" links come first, in that order; the rest follow by name.
+    """
+    site = site.resolve()
+    excluded = [p.resolve() for p in exclude]
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site)
+        if any(part.startswith(("_", ".")) for part in rel.parts[:-1]):
+            continue
+        if rel.name in SKIP_PAGES or rel.name.endswith("modindex.html"):
+            continue
+        if any(path.is_relative_to(e) for e in excluded):
+            continue
+        if redirect_target(path) is not None:
+            continue
+        pages.append(path)
+    order: list[Path] = []
+    start = site / "index.html"
+    if start.is_file() and (url := redirect_target(start)):
+        start, _ = resolve_local(url, start, site)
+    current = start if start in pages else (pages[0] if pages else None)
+    while current is not None and current in pages and current not in order:
+        order.append(current)
+        text = current.read_text(encoding="utf-8", errors="replace")
+        match = re.search(
+            r"""<a\s+class=["'][^"']*\bright-next\b[^"']*["']\s+href=["']([^"']+)""",
+            text,
+        )
+        current = resolve_local(match.group(1), current, site)[0] if match else None
+    return order + [p for p in pages if p not in order]
+
+
+# --------------------------------------------------------------------------- #
+# The browser
+# --------------------------------------------------------------------------- #
+
+
+def find_browser() -> str | None:
+    """Return the first headless Chromium binary found, else ``None``."""
+    env = os.environ.get("CHECK_SITE_BROWSER")
+    for name in (env, *BROWSER_CANDIDATES) if env else BROWSER_CANDIDATES:
+        path = shutil.which(name) if "/" not in name else name
+        if path and os.access(path, os.X_OK) and Path(path).is_file():
+            return path
+    return None
+
+
+def install_browser() -> str:
+    """Install Debian's ``chromium-headless-shell`` and return its path.
+
+    Raises:
+        RuntimeError: when not root, without apt-get, or when apt fails.
+    """
+    if os.geteuid() != 0:
+        raise RuntimeError(
+            "no browser found and not root: run 'sudo apt-get install -y "
+            "--no-install-recommends chromium-headless-shell' (Debian/Ubuntu) or "
+            "set CHECK_SITE_BROWSER to a headless Chromium binary"
+        )
+    if shutil.which("apt-get") is None:
+        raise RuntimeError(
+            "no browser found and no apt-get: install chromium-headless-shell "
+            "(or any Chromium) and set CHECK_SITE_BROWSER to its path"
+        )
+    print("check_site: installing chromium-headless-shell with apt-get ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (
+        ["apt-get", "update"],
+        [
+            "apt-get",
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "chromium-headless-shell",
+        ],
+    ):
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+            raise RuntimeError(f"'{' '.join(cmd)}' failed:\n{tail}")
+    browser = find_browser()
+    if browser is None:
+        raise RuntimeError("apt-get succeeded but no chromium-headless-shell found")
+    return browser
+
+
+class CDPError(RuntimeError):
+    """The browser answered a DevTools command with an error, or went away."""
+
+
+class Browser:
+    """A headless Chromium driven over the DevTools protocol on a pipe."""
+
+    def __init__(self, binary: str, *, allow_network: bool = False) -> None:
+        self.profile = tempfile.mkdtemp(prefix="check_site_profile_")
+        flags = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            "--mute-audio",
+            "--force-color-profile=srgb",
+            f"--window-size={WIDTH},{MIN_HEIGHT}",
+            f"--user-data-dir={self.profile}",
+            "--remote-debugging-pipe",
+        ]
+        if not allow_network:
+            flags.append("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
+        # The browser reads commands on fd 3 and writes replies on fd 4. Move our
+        # pipe ends out of the way and let bash place them, which is safe with the
+        # server thread running (no preexec_fn; dash takes only one-digit fds).
+        to_child_r, self._to_child = os.pipe()
+        self._from_child, from_child_w = os.pipe()
+        high_r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+        high_w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.log_path = Path(self.profile) / "browser.log"
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [
+                shutil.which("bash") or "/bin/bash",
+                "-c",
+                f'exec "$0" "$@" 3<&{high_r} 4>&{high_w} {high_r}<&- {high_w}>&-',
+                binary,
+                *flags,
+                "about:blank",
+            ],
+            pass_fds=(high_r, high_w),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        os.close(high_r)
+        os.close(high_w)
+        self._buffer = b""
+        self._next_id = 0
+        self.events: list[dict] = []
+        self.session = ""
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"}, sid=None)
+            attached = self.call(
+                "Target.attachToTarget",
+                {"targetId": target["targetId"], "flatten": True},
+                sid=None,
+            )
+        except (CDPError, TimeoutError) as exc:
+            tail = self.log_tail()
+            self.close()
+            raise CDPError(f"{exc}\n{tail}") from exc
+        self.session = attached["sessionId"]
+        for domain in ("Page", "Network", "Runtime"):
+            self.call(f"{domain}.enable")
+
+    def log_tail(self, lines: int = 8) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def _read_message(self, deadline: float) -> dict:
+        while b"\0" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("browser did not answer in time")
+            ready, _, _ = select.select([self._from_child], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._from_child, 1 << 20)
+            if not chunk:
+                raise CDPError("browser closed the DevTools pipe")
+            self._buffer += chunk
+        message, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(
+        self,
+        method: str,
+        params: dict | None = None,
+        *,
+        sid: str | None = "",
+        timeout: float = 30.0,
+    ) -> dict:
+        """Send a command (to the page session unless ``sid=None``), await reply."""
+        self._next_id += 1
+        msg: dict = {"id": self._next_id, "method": method, "params": params or {}}
+        session = self.session if sid == "" else sid
+        if session:
+            msg["sessionId"] = session
+        try:
+            os.write(self._to_child, json.dumps(msg).encode() + b"\0")
+        except BrokenPipeError as exc:
+            raise CDPError("browser is gone") from exc
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._read_message(deadline)
+            if reply.get("id") == self._next_id:
+                if "error" in reply:
+                    raise CDPError(f"{method}: {reply['error'].get('message')}")
+                return reply.get("result", {})
+            if "method" in reply:
+                self.events.append(reply)
+
+    def wait_event(self, method: str, timeout: float) -> dict | None:
+        """Wait for an event of the page session; ``None`` on timeout."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for event in self.events[seen:]:
+                if event.get("method") == method:
+                    return event
+            seen = len(self.events)
+            try:
+                reply = self._read_message(deadline)
+            except TimeoutError:
+                return None
+            if "method" in reply:
+                self.events.append(reply)
+
+    def evaluate(self, expression: str, timeout: float = 30.0) -> object:
+        """Evaluate JavaScript in the page, awaiting a promise, return its value."""
+        result = self.call(
+            "Runtime.evaluate",
+            {
+                "expression": expression,
+                "awaitPromise": True,
+                "returnByValue": True,
+                "timeout": int(timeout * 1000),
+            },
+            timeout=timeout + 5,
+        )
+        if "exceptionDetails" in result:
+            raise CDPError(f"script failed: {result['exceptionDetails'].get('text')}")
+        return result.get("result", {}).get("value")
+
+    def close(self) -> None:
+        with contextlib.suppress(CDPError, TimeoutError, OSError):
+            if self.proc.poll() is None:
+                self.call("Browser.close", sid=None, timeout=5)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self._to_child, self._from_child):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# Wait for MathJax, fonts and images, then report what a reader would see.
+SETTLE_JS = r"""
+(async () => {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const within = (p, ms) => Promise.race([p, sleep(ms)]);
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    try { await within(mj.startup.promise, 15000); } catch (e) {}
+  }
+  try { await within(document.fonts.ready, 5000); } catch (e) {}
+  await within(Promise.all([...document.images].map((img) => img.complete ? 0 :
+    new Promise((r) => { img.addEventListener('load', r);
+                         img.addEventListener('error', r); }))), 10000);
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const broken = [...document.images]
+    .filter((img) => img.complete && img.naturalWidth === 0 && img.getAttribute('src'))
+    .map((img) => img.getAttribute('src'));
+  const doc = document.documentElement;
+  return {
+    height: Math.max(doc.scrollHeight, document.body ? document.body.scrollHeight : 0),
+    mathjax: (mj && mj.version) || null,
+    broken: broken,
+  };
+})()
+"""
+
+
+def render_page(
+    browser: Browser, url: str, shot: Path, *, load_timeout: float = 20.0
+) -> tuple[str, dict, Findings]:
+    """Load ``url``, wait until it settles, save a screenshot.
+
+    Returns the DOM after scripts ran, facts from the page (``height``,
+    ``mathjax``, ``broken``, ``truncated``) and what the browser saw go wrong
+    (failed requests, script exceptions).
+    """
+    found = Findings()
+    browser.events.clear()
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": MIN_HEIGHT, "deviceScaleFactor": 1, "mobile": False},
+    )
+    nav = browser.call("Page.navigate", {"url": url})
+    if nav.get("errorText"):
+        found.errors.append(f"could not load page: {nav['errorText']}")
+    if browser.wait_event("Page.loadEventFired", load_timeout) is None:
+        found.warnings.append(f"page did not finish loading in {load_timeout:.0f} s")
+    info = browser.evaluate(SETTLE_JS, timeout=45) or {}
+    dom = browser.evaluate("document.documentElement.outerHTML") or ""
+    height = int(info.get("height") or MIN_HEIGHT)
+    info["truncated"] = height > MAX_HEIGHT
+    height = min(max(height, MIN_HEIGHT), MAX_HEIGHT)
+    info["height"] = height
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    browser.evaluate(
+        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+    shot_data = browser.call(
+        "Page.captureScreenshot", {"format": "png", "fromSurface": True}, timeout=60
+    )
+    shot.write_bytes(base64.b64decode(shot_data["data"]))
+
+    for src in info.get("broken", []):
+        found.errors.append(f"browser could not display image {src!r}")
+    requests: dict[str, str] = {}
+    origin = urlsplit(url).netloc
+    for event in browser.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Network.requestWillBeSent":
+            requests[params["requestId"]] = params["request"]["url"]
+        elif method == "Network.responseReceived":
+            response = params["response"]
+            status, res_url = int(response.get("status", 0)), response.get("url", "")
+            if status >= 400 and not res_url.endswith("/favicon.ico"):
+                where = "local" if urlsplit(res_url).netloc == origin else "external"
+                target = found.errors if where == "local" else found.warnings
+                target.append(f"HTTP {status} for {where} resource {_short(res_url)}")
+        elif method == "Network.loadingFailed":
+            if params.get("canceled"):
+                continue
+            res_url = requests.get(params["requestId"], "?")
+            if res_url.endswith("/favicon.ico"):
+                continue
+            reason = params.get("errorText", "failed")
+            if urlsplit(res_url).netloc == origin:
+                found.errors.append(f"could not load {_short(res_url)}: {reason}")
+            else:
+                found.warnings.append(
+                    f"external resource not loaded (offline?): {_short(res_url)}"
+                )
+        elif method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            text = details.get("exception", {}).get("description") or details.get(
+                "text", ""
+            )
+            found.warnings.append(f"JavaScript exception: {_short(text)}")
+    return dom, info, found
+
+
+# --------------------------------------------------------------------------- #
+# Local server
+# --------------------------------------------------------------------------- #
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def translate_path(self, path: str) -> str:
+        parsed = urlsplit(path).path
+        if not parsed.startswith(SITE_PREFIX):
+            return str(Path(self.directory) / "__not_under_site_prefix__")
+        return super().translate_path("/" + parsed[len(SITE_PREFIX) :])
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 (free port) in a thread; yield the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{SITE_PREFIX}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# --------------------------------------------------------------------------- #
+# Report
+# --------------------------------------------------------------------------- #
+
+
+def format_table(results: Sequence[PageResult], out: Path) -> str:
+    """Return the summary table: page, status, seconds, screenshot, counts."""
+    rows = [("page", "status", "s", "screenshot", "errors", "warnings")]
+    for r in results:
+        shot = os.path.relpath(r.screenshot) if r.screenshot else "-"
+        if r.truncated:
+            shot += " (cut)"
+        rows.append(
+            (
+                r.page,
+                r.findings.status,
+                f"{r.seconds:.1f}",
+                shot,
+                str(len(r.findings.errors)),
+                str(len(r.findings.warnings)),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_index(results: Sequence[PageResult], out: Path, site: Path) -> Path:
+    """Write ``out/index.html`` showing every screenshot and its findings."""
+    colour = {"OK": "#1a7f37", "WARN": "#9a6700", "FAIL": "#cf222e"}
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        "<title>check_site screenshots</title><style>",
+        "body{font-family:system-ui,sans-serif;margin:1.5rem;background:#f6f8fa}",
+        "section{background:#fff;border:1px solid #d0d7de;border-radius:6px;",
+        "padding:1rem;margin-bottom:1.5rem}",
+        "h2{margin:0 0 .5rem;font-size:1.1rem}",
+        ".status{font-weight:bold;padding:0 .4rem;border-radius:4px;color:#fff}",
+        "img{max-width:100%;border:1px solid #d0d7de;display:block}",
+        "ul{margin:.3rem 0}li.e{color:#cf222e}li.w{color:#9a6700}",
+        "nav a{margin-right:1rem}",
+        "</style></head><body>",
+        f"<h1>{html_lib.escape(str(site))}</h1><nav>",
+    ]
+    for i, r in enumerate(results):
+        parts.append(f"<a href='#p{i}'>{html_lib.escape(r.page)}</a>")
+    parts.append("</nav>")
+    for i, r in enumerate(results):
+        status = r.findings.status
+        parts.append(
+            f"<section id='p{i}'><h2><span class='status' "
+            f"style='background:{colour[status]}'>{status}</span> "
+            f"{html_lib.escape(r.page)}</h2>"
+        )
+        if r.findings.errors or r.findings.warnings:
+            parts.append("<ul>")
+            parts += [
+                f"<li class='e'>{html_lib.escape(e)}</li>" for e in r.findings.errors
+            ]
+            parts += [
+                f"<li class='w'>{html_lib.escape(w)}</li>" for w in r.findings.warnings
+            ]
+            parts.append("</ul>")
+        if r.screenshot:
+            rel = html_lib.escape(os.path.relpath(r.screenshot, out))
+            note = " (cut at the maximum height)" if r.truncated else ""
+            parts.append(
+                f"<p>{WIDTH}×{r.height}px{note}, {r.seconds:.1f} s</p>"
+                f"<a href='{rel}'><img src='{rel}' loading='lazy' "
+                f"alt='screenshot of {html_lib.escape(r.page)}'></a>"
+            )
+        parts.append("</section>")
+    parts.append("</body></html>")
+    index = out / "index.html"
+    index.write_text("\n".join(parts), encoding="utf-8")
+    return index
+
+
+def screenshot_name(rel: str) -> str:
+    """Return a flat PNG file name for a page path (``a/b.html`` -> ``a__b.png``)."""
+    stem = rel[: -len(".html")] if rel.endswith(".html") else rel
+    return re.sub(r"[^\w.-]+", "__", stem) + ".png"
+
+
+# --------------------------------------------------------------------------- #
+# Main
+# --------------------------------------------------------------------------- #
+
+
+def check_site(
+    site: Path,
+    out: Path,
+    *,
+    browser_path: str | None,
+    allow_stderr: bool = False,
+    allow_network: bool = False,
+) -> list[PageResult]:
+    """Check every page of ``site``; with a browser, also render and screenshot."""
+    site = site.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.png"):
+        old.unlink()
+    pages = list_pages(site, exclude=[out])
+    results = []
+    browser = Browser(browser_path, allow_network=allow_network) if browser_path else None
+    try:
+        with serve(site) as base:
+            for page in pages:
+                t0 = time.monotonic()
+                rel = page.relative_to(site).as_posix()
+                findings, _ = check_page_static(page, site, allow_stderr=allow_stderr)
+                result = PageResult(rel, findings)
+                if browser is not None:
+                    shot = out / screenshot_name(rel)
+                    try:
+                        dom, info, seen = render_page(browser, urljoin(base, rel), shot)
+                    except (CDPError, TimeoutError) as exc:
+                        findings.errors.append(f"browser failed: {exc}")
+                    else:
+                        findings.extend(seen)
+                        findings.extend(
+                            check_dom(
+                                dom,
+                                allow_stderr=allow_stderr,
+                                mathjax_version=info.get("mathjax"),
+                            )
+                        )
+                        result.screenshot = shot
+                        result.height = info["height"]
+                        result.truncated = info["truncated"]
+                result.seconds = time.monotonic() - t0
+                results.append(result)
+    finally:
+        if browser is not None:
+            browser.close()
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("site", type=Path, help="built HTML folder, e.g. _build/html")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("_build/screenshots"),
+        help="folder for the screenshots and index.html (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help="install chromium-headless-shell with apt-get when no browser is found",
+    )
+    parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="skip the browser: only the checks on the built files",
+    )
+    parser.add_argument(
+        "--allow-stderr",
+        action="store_true",
+        help="report stderr cell outputs (warnings, progress bars) as warnings",
+    )
+    parser.add_argument(
+        "--allow-network",
+        action="store_true",
+        help="let the browser reach hosts other than 127.0.0.1 (e.g. a CDN)",
+    )
+    args = parser.parse_args(argv)
+
+    site: Path = args.site
+    if not (site / "index.html").is_file() and not any(site.glob("*.html")):
+        print(f"check_site: {site} holds no built HTML; build the book first")
+        return 2
+    browser = None
+    if not args.static_only:
+        browser = find_browser()
+        if browser is None and args.install:
+            try:
+                browser = install_browser()
+            except RuntimeError as exc:
+                print(f"check_site: {exc}", file=sys.stderr)
+                return 2
+        if browser is None:
+            print(
+                "check_site: no headless Chromium found (looked for "
+                f"{', '.join(BROWSER_CANDIDATES)}); pass --install to install "
+                "chromium-headless-shell, or --static-only to skip the browser",
+                file=sys.stderr,
+            )
+            return 2
+
+    t0 = time.monotonic()
+    try:
+        results = check_site(
+            site,
+            args.out,
+            browser_path=browser,
+            allow_stderr=args.allow_stderr,
+            allow_network=args.allow_network,
+        )
+    except CDPError as exc:
+        print(f"check_site: could not drive the browser {browser}: {exc}")
+        return 2
+    elapsed = time.monotonic() - t0
+    if not results:
+        print(f"check_site: no content pages found in {site}")
+        return 2
+    index = write_index(results, args.out, site)
+
+    print(format_table(results, args.out))
+    for r in results:
+        for e in r.findings.errors:
+            print(f"ERROR   {r.page}: {e}")
+        for w in r.findings.warnings:
+            print(f"warning {r.page}: {w}")
+    failed = [r for r in results if r.findings.errors]
+    mode = "static checks only" if browser is None else f"browser {browser}"
+    print(
+        f"check_site: {len(results)} page(s), {len(failed)} failed, "
+        f"{elapsed:.1f} s ({mode}); review {index}"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The experiment registry, the runner, the atomic results store and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpnotes.__main__ import main
+from dpnotes.experiments import (
+    config_hash,
+    get_experiment,
+    list_experiments,
+    load_or_run,
+    load_stored,
+    read_result,
+    register,
+    run,
+    stable_hash,
+)
+from dpnotes.experiments import store as store_mod
+
+CALLS: list[dict] = []
+
+
+def _toy_grid(config):
+    return [{"arm": a} for a in config["arms"]]
+
+
+@register(
+    name="toy_for_tests",
+    title="A toy experiment used by the tests",
+    profiles={
+        "smoke": {"arms": ["a", "b", "c"], "draws": 5},
+        "quick": {"arms": ["a", "b"], "draws": 50},
+        "paper": {"arms": ["a", "b"], "draws": 500},
+    },
+    grid=_toy_grid,
+)
+def toy_for_tests(config, cell, *, rng):
+    CALLS.append(dict(cell))
+    if os.environ.get("TOY_FAIL_ON") == cell["arm"]:
+        raise RuntimeError(f"planted failure in cell {cell['arm']}")
+    x = rng.normal(size=config["draws"])
+    return pd.DataFrame({"draw": np.arange(x.size), "value": x})
+
+
+@pytest.fixture(autouse=True)
+def _clear_calls():
+    CALLS.clear()
+    yield
+    CALLS.clear()
+
+
+def test_registry_lists_the_book_experiments():
+    names = {e.name for e in list_experiments()}
+    assert {"dp_mean_error", "dp_group_error"} <= names
+    for exp in list_experiments():
+        for profile in ("smoke", "quick", "paper"):
+            assert exp.cells(profile), f"{exp.name}/{profile} has an empty grid"
+
+
+def test_unknown_experiment_and_profile_are_clear_errors():
+    with pytest.raises(ValueError, match="python -m dpnotes list"):
+        get_experiment("no_such_experiment")
+    with pytest.raises(ValueError, match="unknown profile"):
+        run("toy_for_tests", "huge")
+
+
+def test_register_requires_all_profiles():
+    with pytest.raises(ValueError, match="lacks profile"):
+        register(name="bad", title="", profiles={"smoke": {}}, grid=_toy_grid)
+
+
+def test_config_values_must_be_json_like():
+    with pytest.raises(TypeError, match="JSON-like"):
+        stable_hash({"f": object()})
+
+
+def test_smoke_run_writes_a_valid_result(tmp_path):
+    result = run("toy_for_tests", "smoke", seed=3, root=tmp_path, progress=False)
+    folder = tmp_path / "toy_for_tests" / "smoke"
+    meta = json.loads((folder / "meta.json").read_text())
+    for key in (
+        "code_version", "config_hash", "packages", "device", "datasets", "wall_time_s",
+        "date", "seed", "config", "table_sha256", "rows",
+    ):
+        assert key in meta, key
+    assert meta["seed"] == 3 and meta["rows"] == 15 and meta["cells"] == 3
+    assert meta["packages"]["numpy"] == np.__version__
+    assert meta["config_hash"] == config_hash(get_experiment("toy_for_tests"), "smoke")
+    assert list(result.table.columns) == ["arm", "draw", "value"]
+    assert not (folder / "cells").exists(), "cell files are removed after a complete run"
+    stored = read_result(folder, experiment="toy_for_tests", profile="smoke")
+    pd.testing.assert_frame_equal(stored.table, result.table)
+
+
+def test_real_smoke_profile_of_dp_mean_error(tmp_path):
+    result = run("dp_mean_error", "smoke", root=tmp_path, progress=False)
+    table = result.table
+    assert set(table.mechanism) == {"laplace", "gaussian"}
+    assert (table.rmse > 0).all()
+    # The Laplace mean's error is sqrt(2) (b - a) / (n eps) up to Monte Carlo error.
+    lap = table[table.mechanism == "laplace"]
+    ratio = lap.rmse / (np.sqrt(2) / (lap.n * lap.epsilon))
+    assert np.all(np.abs(ratio - 1) < 0.15), ratio.tolist()
+
+
+def test_same_seed_same_table_other_seed_other_table(tmp_path):
+    a = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "a", progress=False).table
+    b = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "b", progress=False).table
+    c = run("toy_for_tests", "smoke", seed=2, root=tmp_path / "c", progress=False).table
+    pd.testing.assert_frame_equal(a, b)
+    assert not np.allclose(a.value, c.value)
+
+
+def test_load_or_run_uses_a_current_stored_result(tmp_path):
+    run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    CALLS.clear()
+    loaded = load_or_run("toy_for_tests", root=tmp_path)
+    assert loaded.profile == "quick" and CALLS == []
+
+
+def test_load_or_run_prefers_paper(tmp_path):
+    run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    run("toy_for_tests", "paper", root=tmp_path, progress=False)
+    assert load_or_run("toy_for_tests", root=tmp_path).profile == "paper"
+
+
+def test_stale_config_hash_is_detected(tmp_path):
+    run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    meta_path = tmp_path / "toy_for_tests" / "quick" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["config_hash"] = "0" * 16  # as if produced by other code or settings
+    meta_path.write_text(json.dumps(meta))
+    assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
+    CALLS.clear()
+    fresh = load_or_run("toy_for_tests", root=tmp_path)
+    assert len(CALLS) == 2, "a stale result must be recomputed, not used"
+    assert fresh.config_hash == config_hash(get_experiment("toy_for_tests"), "quick")
+
+
+def test_config_hash_follows_code_and_settings(monkeypatch):
+    exp = get_experiment("toy_for_tests")
+    base = config_hash(exp, "quick")
+    assert config_hash(exp, "smoke") != base
+    monkeypatch.setattr(type(exp), "code_digest", lambda self: "changed-code")
+    assert config_hash(exp, "quick") != base
+
+
+def test_interrupted_write_leaves_nothing_trusted(tmp_path, monkeypatch):
+    run("toy_for_tests", "quick", seed=0, root=tmp_path, progress=False)
+    folder = tmp_path / "toy_for_tests" / "quick"
+    real_write = store_mod.atomic_write_bytes
+
+    def crash_on_meta(path, data):
+        if path.name == "meta.json":
+            raise KeyboardInterrupt("killed while writing meta.json")
+        real_write(path, data)
+
+    monkeypatch.setattr(store_mod, "atomic_write_bytes", crash_on_meta)
+    with pytest.raises(KeyboardInterrupt):
+        run("toy_for_tests", "quick", seed=1, root=tmp_path, progress=False)
+    monkeypatch.undo()
+    # The new table is in place but the old meta was removed first: nothing is trusted.
+    assert (folder / "results.csv").exists()
+    assert read_result(folder, experiment="toy_for_tests", profile="quick") is None
+    assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
+
+
+def test_truncated_table_is_not_trusted(tmp_path):
+    run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    table = tmp_path / "toy_for_tests" / "quick" / "results.csv"
+    data = table.read_bytes()
+    table.write_bytes(data[: len(data) // 2])
+    assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    target = tmp_path / "x.csv"
+    target.write_bytes(b"old")
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store_mod.os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        store_mod.atomic_write_bytes(target, b"new contents")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.csv"], "temporary file left behind"
+
+
+def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError, match="planted failure"):
+        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    assert load_stored("toy_for_tests", "smoke", root=tmp_path) is None
+    monkeypatch.delenv("TOY_FAIL_ON")
+    CALLS.clear()
+    resumed = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    assert CALLS == [{"arm": "c"}], "finished cells must not be recomputed"
+    assert resumed.meta["cells_resumed"] == 2
+    fresh = run("toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False)
+    pd.testing.assert_frame_equal(resumed.table, fresh.table)
+
+
+def test_cli_list_and_run(tmp_path, capsys):
+    assert main(["--results", str(tmp_path), "list"]) == 0
+    out = capsys.readouterr().out
+    assert "dp_mean_error" in out and "toy_for_tests" in out
+    code = main(
+        ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke",
+         "--seed", "4", "--no-progress"]
+    )
+    assert code == 0
+    assert "stored 15 rows" in capsys.readouterr().out
+    assert main(["--results", str(tmp_path), "list"]) == 0
+    assert "smoke" in capsys.readouterr().out
+
+
+def test_cli_reports_unknown_experiment(capsys, tmp_path):
+    assert main(["--results", str(tmp_path), "run", "nope", "--profile", "smoke"]) == 2
+    assert "no experiment named 'nope'" in capsys.readouterr().err
+
+
+def test_cli_module_entry_point(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "dpnotes", "--results", str(tmp_path), "list"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+    assert "dp_group_error" in out
+
+
+def test_results_root_finds_the_repository(monkeypatch, tmp_path):
+    from dpnotes.experiments import results_root
+
+    monkeypatch.delenv("DPNOTES_RESULTS_DIR", raising=False)
+    (tmp_path / "book" / "sub").mkdir(parents=True)
+    (tmp_path / "_toc.yml").write_text("root: x\n")
+    monkeypatch.chdir(tmp_path / "book" / "sub")
+    assert results_root() == (tmp_path / "book" / "_results").resolve()
+    monkeypatch.setenv("DPNOTES_RESULTS_DIR", str(tmp_path / "elsewhere"))
+    assert results_root() == tmp_path / "elsewhere"
