@@ -2,11 +2,13 @@
 
 Subpackages and modules:
 
-- :mod:`dpnotes.accounting` — pure DP, zCDP and (epsilon, delta) conversions, composition.
+- :mod:`dpnotes.accounting` — pure DP, zCDP and (epsilon, delta) conversions,
+composition.
 - :mod:`dpnotes.mechanisms` — Laplace and Gaussian mechanisms, clipped means.
 - :mod:`dpnotes.audit` — empirical privacy audits (a lower bound on epsilon).
 - :mod:`dpnotes.data` — loaders for the public data sets the book uses.
-- :mod:`dpnotes.experiments` — the registry of figures and tables, and their stored results.
+- :mod:`dpnotes.experiments` — the registry of figures and tables, and their stored
+results.
 - :mod:`dpnotes.plotting` — one figure style for the whole book.
 """
 

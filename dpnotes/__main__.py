@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P``."""
+"""Command line: ``python -m dpnotes list`` and ``python -m dpnotes run NAME``."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     header = ("experiment", "reproduces", "stored", "what it computes")
     widths = [max(w, len(h)) for w, h in zip(widths, header[:3], strict=True)]
-    fmt = "{:<%d}  {:<%d}  {:<%d}  {}" % tuple(widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     print(fmt.format(*header))
     for row in rows:
         print(fmt.format(*row))

@@ -1,17 +1,18 @@
-"""Privacy accounting: conversions and composition for pure DP, zCDP and (epsilon, delta).
+"""Privacy accounting: conversions and composition for pure DP, zCDP, (epsilon, delta).
 
-The package tracks budgets in zero-concentrated DP (zCDP, parameter ``rho``) internally and
-converts to ``(epsilon, delta)`` only at the API boundary. DP-SGD is accounted in Rényi DP
-with opacus' analysis functions (:func:`rdp_epsilon`).
+The package tracks budgets in zero-concentrated DP (zCDP, parameter ``rho``) internally
+and converts to ``(epsilon, delta)`` only at the API boundary. DP-SGD is accounted in
+Rényi DP with opacus' analysis functions (:func:`rdp_epsilon`).
 
-Everything here is pure math except :class:`ZCDPAccountant`, the one stateful object, which
-records spends against a fixed total (as opacus keeps ``accountants/analysis/rdp.py`` apart
-from ``accountants/rdp.py``).
+Everything here is pure math except :class:`ZCDPAccountant`, the one stateful object,
+which records spends against a fixed total (as opacus keeps
+``accountants/analysis/rdp.py`` apart from ``accountants/rdp.py``).
 
 A note on numerics: every conversion below is the infimum over a free parameter (a Rényi
-order ``alpha``) of a family of *valid* bounds. A numerically imprecise minimiser therefore
-loses tightness, never validity; where a value is inverted (:func:`epsilon_delta_to_rho`,
-:func:`analytic_gaussian_sigma`) the result is moved to the safe side of the root.
+order ``alpha``) of a family of *valid* bounds. A numerically imprecise minimiser
+therefore loses tightness, never validity; where a value is inverted
+(:func:`epsilon_delta_to_rho`, :func:`analytic_gaussian_sigma`) the result is moved to
+the safe side of the root.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ __all__ = [
     "rho_to_epsilon",
 ]
 
-#: Relative slack allowed when a spend exactly exhausts a budget (floating-point sums such
-#: as ``rho/3 + rho/3 + rho/3`` may exceed ``rho`` by one ulp).
+#: Relative slack allowed when a spend exactly exhausts a budget (floating-point sums
+#: such as ``rho/3 + rho/3 + rho/3`` may exceed ``rho`` by one ulp).
 _BUDGET_RTOL = 1e-9
 
 
@@ -69,9 +70,9 @@ class ApproxBudget:
     delta: float
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Conversions
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def epsilon_to_rho(epsilon: float) -> float:
@@ -103,8 +104,8 @@ def epsilon_to_rho(epsilon: float) -> float:
 def _cks_epsilon_of_order(a: float, rho: float, log_inv_delta: float) -> float:
     """Return the CKS bound on epsilon at Rényi order ``alpha = 1 + a`` (``a > 0``).
 
-    ``eps(alpha) = alpha*rho + log(1/(alpha*delta))/(alpha-1) + log(1 - 1/alpha)``, written
-    with ``log1p`` so that orders close to one keep their precision.
+    ``eps(alpha) = alpha*rho + log(1/(alpha*delta))/(alpha-1) + log(1 - 1/alpha)``,
+    written with ``log1p`` so that orders close to one keep their precision.
     """
     log_alpha = math.log1p(a)
     return (1.0 + a) * rho + (log_inv_delta - log_alpha) / a + math.log(a) - log_alpha
@@ -113,19 +114,23 @@ def _cks_epsilon_of_order(a: float, rho: float, log_inv_delta: float) -> float:
 def rho_to_epsilon(rho: float, delta: float) -> float:
     """Convert ``rho``-zCDP to ``(epsilon, delta)``-DP with the tightest standard bound.
 
-    ``rho``-zCDP is ``(alpha, alpha*rho)``-Rényi DP for every ``alpha > 1``, and CKS 2020
-    (Proposition 12) turn ``(alpha, tau)``-RDP into ``(epsilon, delta)``-DP with
-    ``delta = exp((alpha-1)(tau-epsilon)) / (alpha-1) * (1-1/alpha)**alpha``. Solving for
-    epsilon with ``tau = alpha*rho`` gives
+    ``rho``-zCDP is ``(alpha, alpha*rho)``-Rényi DP for every ``alpha > 1``, and CKS
+    2020 (Proposition 12) turn ``(alpha, tau)``-RDP into ``(epsilon, delta)``-DP with
+    ``delta = exp((alpha-1)(tau-epsilon)) / (alpha-1) * (1-1/alpha)**alpha``. Solving
+    for epsilon with ``tau = alpha*rho`` gives
 
         ``eps(alpha) = alpha*rho + log(1/(alpha*delta))/(alpha-1) + log(1-1/alpha)``,
 
-    and this function returns ``inf_{alpha>1} eps(alpha)`` (CKS 2020, Corollary 13), clipped
-    at zero. The derivative is ``eps'(alpha) = rho - log(1/(alpha*delta))/(alpha-1)**2``,
-    which is negative and then positive, so the minimiser is the unique root of
-    ``rho*(alpha-1)**2 = log(1/(alpha*delta))`` in ``(1, 1 + sqrt(log(1/delta)/rho)]``,
-    found with :func:`scipy.optimize.brentq`. The result is never larger than the classic
-    ``rho + 2*sqrt(rho*log(1/delta))`` (Bun & Steinke 2016, Proposition 1.3).
+    and this function returns ``inf_{alpha>1} eps(alpha)`` (CKS 2020, Corollary 13),
+    clipped at zero. The derivative is
+
+        ``eps'(alpha) = rho - log(1/(alpha*delta)) / (alpha-1)**2``,
+
+    negative and then positive, so the minimiser is the unique root of
+    ``rho*(alpha-1)**2 = log(1/(alpha*delta))`` in
+    ``(1, 1 + sqrt(log(1/delta)/rho)]``, found with :func:`scipy.optimize.brentq`. The
+    result is never larger than the classic ``rho + 2*sqrt(rho*log(1/delta))`` (Bun &
+    Steinke 2016, Proposition 1.3).
 
     Args:
         rho: The zCDP parameter, positive and finite.
@@ -138,8 +143,8 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
         ValueError: If ``rho`` or ``delta`` is out of range.
 
     Privacy:
-        A ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP with the returned epsilon, under
-        the neighbouring relation of its zCDP guarantee.
+        A ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP with the returned epsilon,
+        under the neighbouring relation of its zCDP guarantee.
 
     References:
         canonne2020discrete, Proposition 12 and Corollary 13; bun2016concentrated,
@@ -173,8 +178,8 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
 def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
     """Return the largest ``rho`` whose zCDP guarantee implies ``(epsilon, delta)``-DP.
 
-    The inverse of :func:`rho_to_epsilon` in ``rho`` (which is increasing and continuous):
-    a root search in ``log(rho)``, then a step to the safe side so that
+    The inverse of :func:`rho_to_epsilon` in ``rho`` (which is increasing and
+    continuous): a root search in ``log(rho)``, then a step to the safe side so that
     ``rho_to_epsilon(result, delta) <= epsilon`` always holds.
 
     Args:
@@ -220,7 +225,7 @@ def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
 
 
 def gaussian_rho(sensitivity: float, sigma: float) -> float:
-    """Return the zCDP parameter of a Gaussian mechanism: ``sensitivity**2 / (2 sigma**2)``.
+    """Return the zCDP parameter ``sensitivity**2 / (2 sigma**2)`` of Gaussian noise.
 
     Args:
         sensitivity: The L2 sensitivity of the released query, positive.
@@ -275,7 +280,7 @@ def gaussian_sigma_for_rho(*, sensitivity: float, rho: float) -> float:
 
 
 def _gaussian_delta_unit(s: float, epsilon: float) -> float:
-    """Privacy profile of ``N(0, s**2)`` noise on a sensitivity-one query (Balle–Wang)."""
+    """Return the privacy profile of ``N(0, s**2)`` noise on a sensitivity-one query."""
     a = 0.5 / s - epsilon * s
     b = -0.5 / s - epsilon * s
     log_pa = float(special.log_ndtr(a))
@@ -287,8 +292,10 @@ def _gaussian_delta_unit(s: float, epsilon: float) -> float:
     return math.exp(log_pa) * -math.expm1(ratio)
 
 
-def analytic_gaussian_delta(*, epsilon: float, sensitivity: float, sigma: float) -> float:
-    """Return the exact ``delta(epsilon)`` of the Gaussian mechanism (its privacy profile).
+def analytic_gaussian_delta(
+    *, epsilon: float, sensitivity: float, sigma: float
+) -> float:
+    """Return the exact ``delta(epsilon)`` of the Gaussian mechanism (privacy profile).
 
     ``delta = Phi(D/(2s) - eps*s/D) - exp(eps) * Phi(-D/(2s) - eps*s/D)`` with ``D`` the
     sensitivity and ``s`` the noise standard deviation.
@@ -319,7 +326,9 @@ def analytic_gaussian_delta(*, epsilon: float, sensitivity: float, sigma: float)
     return _gaussian_delta_unit(sigma / sensitivity, epsilon)
 
 
-def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
+def analytic_gaussian_sigma(
+    *, epsilon: float, delta: float, sensitivity: float
+) -> float:
     """Return the smallest Gaussian noise scale that gives ``(epsilon, delta)``-DP.
 
     The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8 and Algorithm 1): the
@@ -373,16 +382,20 @@ def analytic_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float)
     return s * sensitivity
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Composition
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def _nonnegative_list(values: Iterable[float], name: str) -> list[float]:
     out = []
     for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"{name}[{i}] must be a real number, got {type(v).__name__}.")
+        if isinstance(v, bool) or not isinstance(
+            v, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(
+                f"{name}[{i}] must be a real number, got {type(v).__name__}."
+            )
         x = float(v)
         if not math.isfinite(x) or x < 0:
             raise ValueError(
@@ -395,7 +408,9 @@ def _nonnegative_list(values: Iterable[float], name: str) -> list[float]:
     return out
 
 
-def _approx_list(budgets: Iterable[ApproxBudget | tuple[float, float]]) -> list[ApproxBudget]:
+def _approx_list(
+    budgets: Iterable[ApproxBudget | tuple[float, float]],
+) -> list[ApproxBudget]:
     out = []
     for i, b in enumerate(budgets):
         if isinstance(b, ApproxBudget):
@@ -405,8 +420,8 @@ def _approx_list(budgets: Iterable[ApproxBudget | tuple[float, float]]) -> list[
                 eps, delta = b
             except (TypeError, ValueError) as err:
                 raise TypeError(
-                    f"budgets[{i}] must be an ApproxBudget or an (epsilon, delta) pair, "
-                    f"got {b!r}."
+                    f"budgets[{i}] must be an ApproxBudget or an (epsilon, delta) "
+                    f"pair, got {b!r}."
                 ) from err
         (eps,) = _nonnegative_list([eps], f"budgets[{i}].epsilon")
         (delta,) = _nonnegative_list([delta], f"budgets[{i}].delta")
@@ -456,14 +471,14 @@ def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
         ValueError: If the list is empty or an entry is negative or not finite.
 
     Privacy:
-        Adaptive composition of ``rho_i``-zCDP mechanisms is ``sum(rho_i)``-zCDP under the
-        same neighbouring relation.
+        Adaptive composition of ``rho_i``-zCDP mechanisms is ``sum(rho_i)``-zCDP under
+        the same neighbouring relation.
 
     References:
         bun2016concentrated, Lemma 2.3.
 
-    >>> compose_sequential_zcdp([0.1, 0.2])
-    0.3
+    >>> compose_sequential_zcdp([0.125, 0.25])
+    0.375
     """
     return math.fsum(_nonnegative_list(rhos, "rhos"))
 
@@ -480,8 +495,9 @@ def compose_sequential_approx(
         ``ApproxBudget(sum(epsilon_i), sum(delta_i))``.
 
     Raises:
-        ValueError: If the list is empty or an entry is out of range, or the deltas add up
-            to 1 or more (track the budget in zCDP instead, which composes far better).
+        ValueError: If the list is empty or an entry is out of range, or the deltas
+            add up to 1 or more (track the budget in zCDP instead, which composes far
+            better).
 
     Privacy:
         Adaptive composition under the common neighbouring relation.
@@ -514,34 +530,35 @@ def compose_parallel(
 
 
 def compose_parallel(budgets):
-    """Compose mechanisms run on disjoint groups of individuals: the largest budget counts.
+    """Compose mechanisms run on disjoint groups of people: the largest budget counts.
 
     This is the basis of stratification: each group (stratum) is estimated with the full
     budget, and the joint release costs no more than the most expensive group.
 
     Args:
-        budgets: One budget per group, all of one kind: numbers (an epsilon or a rho each)
-            or ``(epsilon, delta)`` pairs / :class:`ApproxBudget` objects.
+        budgets: One budget per group, all of one kind: numbers (an epsilon or a
+            rho each) or ``(epsilon, delta)`` pairs / :class:`ApproxBudget` objects.
 
     Returns:
-        ``max(budgets)`` for numbers; the componentwise maximum ``ApproxBudget`` for pairs.
+        ``max(budgets)`` for numbers; the componentwise maximum ``ApproxBudget`` for
+        pairs.
 
     Raises:
         ValueError: If the list is empty, mixes kinds, or has an out-of-range entry.
 
     Privacy:
         Let every individual belong to exactly one group, with membership given by a
-        public, fixed rule (a group attribute of the record fixed in advance, the list of
-        groups chosen without looking at the data), and let mechanism ``i`` see only group
-        ``i``'s records and be ``epsilon_i``-DP (or ``rho_i``-zCDP, or
-        ``(epsilon_i, delta_i)``-DP). For neighbours that add or remove one individual, or
-        replace one individual by another *of the same group*, only one group's data
-        changes, so the joint release has the largest of the budgets. If a replacement may
-        move a person to another group, two groups change (one loses a record, one gains
-        one): each group mechanism then needs its guarantee under add/remove, and the
-        joint cost is the sum of the two largest budgets, not the maximum. Mechanisms that
-        use public group sizes (a clipped mean with ``n_i`` public) are only covered under
-        the same-group relation.
+        public, fixed rule (a group attribute of the record fixed in advance, the list
+        of groups chosen without looking at the data), and let mechanism ``i`` see only
+        group ``i``'s records and be ``epsilon_i``-DP (or ``rho_i``-zCDP, or
+        ``(epsilon_i, delta_i)``-DP). For neighbours that add or remove one individual,
+        or replace one individual by another *of the same group*, only one group's data
+        changes, so the joint release has the largest of the budgets. If a replacement
+        may move a person to another group, two groups change (one loses a record, one
+        gains one): each group mechanism then needs its guarantee under add/remove, and
+        the joint cost is the sum of the two largest budgets, not the maximum.
+        Mechanisms that use public group sizes (a clipped mean with ``n_i`` public) are
+        only covered under the same-group relation.
 
     References:
         dwork2014algorithmic, Section 2.4 (parallel composition, McSherry 2009).
@@ -560,15 +577,15 @@ def compose_parallel(budgets):
         return ApproxBudget(max(b.epsilon for b in pairs), max(b.delta for b in pairs))
     if any(is_pair):
         raise ValueError(
-            "budgets mixes numbers and (epsilon, delta) pairs; convert them to one kind "
-            "first (e.g. every group in zCDP)."
+            "budgets mixes numbers and (epsilon, delta) pairs; convert them to one "
+            "kind first (e.g. every group in zCDP)."
         )
     return max(_nonnegative_list(items, "budgets"))
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Rényi DP for DP-SGD (opacus' analysis functions)
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 def rdp_epsilon(
@@ -579,14 +596,14 @@ def rdp_epsilon(
     delta: float,
     orders: Sequence[float] | None = None,
 ) -> float:
-    """Return epsilon of ``steps`` rounds of Poisson-subsampled Gaussian mechanisms (RDP).
+    """Return epsilon of ``steps`` rounds of Poisson-subsampled Gaussian mechanisms.
 
     Each step releases one or more Gaussian mechanisms on the same Poisson sample (e.g.
     DP-SGD-F's noisy clipped-example counts and its noisy gradient), each with its own
     noise multiplier. Their RDP curves are computed with opacus'
-    ``compute_rdp(q, sigma, steps, orders)``, summed (composition), and converted once with
-    opacus' ``get_privacy_spent``. The cost is constant in ``steps``, unlike opacus'
-    ``RDPAccountant`` when mechanisms alternate.
+    ``compute_rdp(q, sigma, steps, orders)``, summed (composition), and converted once
+    with opacus' ``get_privacy_spent``. The cost is constant in ``steps``, unlike
+    opacus' ``RDPAccountant`` when mechanisms alternate.
 
     Args:
         sample_rate: Poisson sampling rate ``q`` in (0, 1].
@@ -625,7 +642,9 @@ def rdp_epsilon(
         sigmas = list(noise_multipliers)
     if not sigmas:
         raise ValueError("noise_multipliers is empty; pass one per mechanism per step.")
-    sigmas = [check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)]
+    sigmas = [
+        check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)
+    ]
     steps = check_int(steps, "steps", minimum=1)
     delta = check_delta(delta)
     if orders is None:
@@ -644,9 +663,9 @@ def rdp_epsilon(
     return float(eps)
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # A stateful budget accountant
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -666,8 +685,8 @@ class ZCDPAccountant:
     """Track spends of a fixed zCDP budget and refuse any spend that would exceed it.
 
     Construct it with either ``rho`` or an ``(epsilon, delta)`` target (converted with
-    :func:`epsilon_delta_to_rho`). Synthesizers (MST, AIM) call :meth:`spend` before each
-    measurement.
+    :func:`epsilon_delta_to_rho`). Synthesizers (MST, AIM) call :meth:`spend` before
+    each measurement.
 
     Args:
         rho: The total zCDP budget.
@@ -755,17 +774,17 @@ class ZCDPAccountant:
             raise TypeError(f"label must be a string, got {type(label).__name__}.")
         if not self.can_spend(rho):
             raise ValueError(
-                f"spending rho={rho:.6g} on {label or 'this measurement'!r} would exceed "
-                f"the budget: {self.spent:.6g} of {self._total:.6g} is spent and only "
-                f"{self.remaining:.6g} is left. Spend at most accountant.remaining, or "
-                "start with a larger budget."
+                f"spending rho={rho:.6g} on {label or 'this measurement'!r} would "
+                f"exceed the budget: {self.spent:.6g} of {self._total:.6g} is spent "
+                f"and only {self.remaining:.6g} is left. Spend at most "
+                "accountant.remaining, or start with a larger budget."
             )
         entry = Spend(rho, label)
         self._spends.append(entry)
         return entry
 
     def epsilon(self, delta: float) -> float:
-        """Return the epsilon, at ``delta``, of what has been spent so far (0 if nothing)."""
+        """Return the epsilon at ``delta`` of the budget spent so far (0 if nothing)."""
         delta = check_delta(delta)
         spent = self.spent
         return 0.0 if spent == 0.0 else rho_to_epsilon(spent, delta)

@@ -158,15 +158,17 @@ def gaussian_sigma(
         if not has_pair:
             raise ValueError(
                 "the Gaussian mechanism needs a budget: pass rho=... (zCDP) or both "
-                "epsilon=... and delta=... (approximate DP). For pure epsilon-DP use the "
-                "Laplace mechanism."
+                "epsilon=... and delta=... (approximate DP). For pure epsilon-DP use "
+                "the Laplace mechanism."
             )
         raise ValueError(
             f"{missing} is missing: the (epsilon, delta) form needs both. For pure "
             "epsilon-DP use the Laplace mechanism; for zCDP pass rho instead."
         )
     return analytic_gaussian_sigma(
-        epsilon=check_epsilon(epsilon), delta=check_delta(delta), sensitivity=sensitivity
+        epsilon=check_epsilon(epsilon),
+        delta=check_delta(delta),
+        sensitivity=sensitivity,
     )
 
 
@@ -179,7 +181,7 @@ def gaussian_mechanism(
     delta: float | None = None,
     rng: np.random.Generator,
 ) -> float | np.ndarray:
-    """Release ``value`` plus Gaussian noise calibrated to ``rho`` or ``(epsilon, delta)``.
+    """Release ``value`` plus Gaussian noise for ``rho``-zCDP or (epsilon, delta)-DP.
 
     Args:
         value: A scalar or an array; each entry gets independent noise.
@@ -209,7 +211,9 @@ def gaussian_mechanism(
     >>> gaussian_mechanism(np.zeros(3), sensitivity=1.0, rho=0.5, rng=rng).shape
     (3,)
     """
-    sigma = gaussian_sigma(sensitivity=sensitivity, rho=rho, epsilon=epsilon, delta=delta)
+    sigma = gaussian_sigma(
+        sensitivity=sensitivity, rho=rho, epsilon=epsilon, delta=delta
+    )
     rng = check_rng(rng)
     arr = check_array(value, "value")
     noisy = arr + rng.normal(0.0, sigma, size=arr.shape)
@@ -217,7 +221,7 @@ def gaussian_mechanism(
 
 
 def clipped_mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
-    """Return the sensitivity ``(upper - lower) / n`` of a clipped mean of ``n`` records.
+    """Return the sensitivity ``(upper - lower) / n`` of the clipped mean of n records.
 
     Args:
         lower: Public lower clipping bound.
@@ -245,8 +249,8 @@ def _clipped_means(
     arr = check_array(x, "x")
     if arr.ndim == 0:
         raise ValueError(
-            "x must have at least one axis (the records); pass an array of shape (n,) or "
-            "(trials, n)."
+            "x must have at least one axis (the records); pass an array of shape (n,) "
+            "or (trials, n)."
         )
     n = arr.shape[-1]
     if n == 0:
@@ -266,8 +270,8 @@ def laplace_mean(
     """Release the mean of ``x`` clipped to ``[lower, upper]``, with Laplace noise.
 
     Each record is clipped to the public interval, the mean is taken over the last axis
-    (``n`` records, ``n`` public), and ``Laplace((upper - lower) / (n * epsilon))`` noise is
-    added, one independent draw per leading index. The mean squared error is
+    (``n`` records, ``n`` public), and ``Laplace((upper - lower) / (n * epsilon))``
+    noise is added, one independent draw per leading index. The mean squared error is
     ``bias**2 + 2 * ((upper - lower) / (n * epsilon))**2``, where ``bias`` is the
     difference between the clipped and the true mean.
 
@@ -295,7 +299,8 @@ def laplace_mean(
         dwork2006calibrating; rosenblatt2024simple.
 
     >>> rng = np.random.default_rng(0)
-    >>> laplace_mean(np.zeros((5, 10)), lower=0.0, upper=1.0, epsilon=1.0, rng=rng).shape
+    >>> x = np.zeros((5, 10))  # 5 trials of 10 records
+    >>> laplace_mean(x, lower=0.0, upper=1.0, epsilon=1.0, rng=rng).shape
     (5,)
     """
     epsilon = check_epsilon(epsilon)
@@ -313,7 +318,7 @@ def gaussian_mean(
     rho: float,
     rng: np.random.Generator,
 ) -> float | np.ndarray:
-    """Release the mean of ``x`` clipped to ``[lower, upper]``, with Gaussian noise (zCDP).
+    """Release the mean of ``x`` clipped to ``[lower, upper]`` with Gaussian noise.
 
     The zCDP analogue of :func:`laplace_mean`: noise ``N(0, sigma**2)`` with
     ``sigma = (upper - lower) / (n * sqrt(2 rho))``.

@@ -89,15 +89,15 @@ def color_for(name: str) -> str:
 
 
 def group_palette(groups: Iterable[object]) -> dict[object, str]:
-    """Map an ordered collection of group labels onto the palette (cycling if needed)."""
+    """Map ordered group labels onto the palette (cycling if there are more)."""
     return {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
 
 
 def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
     """Register ``fig`` with myst-nb's glue under ``name`` and close it.
 
-    The chapter then places it with a ``{glue:figure}`` directive that gives it a caption
-    and a ``:name:`` so it is numbered and can be cited.
+    The chapter then places it with a ``{glue:figure}`` directive that gives it a
+    caption and a ``:name:`` so it is numbered and can be cited.
     """
     from myst_nb import glue
 

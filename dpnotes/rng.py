@@ -8,15 +8,13 @@ independent streams for trials, seeds or strata are spawned from one root seed w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 __all__ = ["as_generator", "check_rng", "spawn", "spawn_seeds", "torch_generator"]
 
 
 def check_rng(rng: object, *, name: str = "rng") -> np.random.Generator:
-    """Return ``rng`` if it is a numpy Generator, else raise a TypeError saying what to pass.
+    """Return ``rng`` if it is a numpy Generator, else say what to pass instead.
 
     Args:
         rng: The object a caller passed as a random generator.
@@ -34,8 +32,8 @@ def check_rng(rng: object, *, name: str = "rng") -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"{name} must be a numpy.random.Generator, got {type(rng).__name__}. "
-            "Pass rng=numpy.random.default_rng(seed) with an integer seed; library code "
-            "never uses the global numpy random state."
+            "Pass rng=numpy.random.default_rng(seed) with an integer seed; library "
+            "code never uses the global numpy random state."
         )
     return rng
 
@@ -43,10 +41,11 @@ def check_rng(rng: object, *, name: str = "rng") -> np.random.Generator:
 def as_generator(
     seed: int | np.random.SeedSequence | np.random.Generator,
 ) -> np.random.Generator:
-    """Build a generator from an integer seed, a SeedSequence, or pass a Generator through.
+    """Build a generator from an integer seed or SeedSequence; pass a Generator through.
 
     Args:
-        seed: A non-negative integer, a :class:`numpy.random.SeedSequence` or a Generator.
+        seed: A non-negative integer, a :class:`numpy.random.SeedSequence` or a
+            Generator.
 
     Returns:
         A :class:`numpy.random.Generator` (PCG64).
@@ -66,7 +65,8 @@ def as_generator(
         return np.random.default_rng(int(seed))
     raise TypeError(
         f"seed must be a non-negative int, SeedSequence or Generator, got "
-        f"{type(seed).__name__}. Pass an explicit integer seed to make the run reproducible."
+        f"{type(seed).__name__}. Pass an explicit integer seed to make the run "
+        "reproducible."
     )
 
 
@@ -99,15 +99,16 @@ def spawn_seeds(
 
 
 def spawn(seed: int | np.random.SeedSequence, n: int) -> list[np.random.Generator]:
-    """Spawn ``n`` independent generators from one root seed (one per trial or stratum)."""
+    """Spawn ``n`` independent generators from one root seed (per trial or stratum)."""
     return [np.random.default_rng(s) for s in spawn_seeds(seed, n)]
 
 
 def torch_generator(rng: np.random.Generator, device: str | None = None):
     """Derive a seeded ``torch.Generator`` from a numpy generator.
 
-    The torch seed is drawn from ``rng``, so the torch stream is reproducible from the same
-    root seed as everything else and advancing ``rng`` gives a different torch stream.
+    The torch seed is drawn from ``rng``, so the torch stream is reproducible from the
+    same root seed as everything else, and advancing ``rng`` gives a different torch
+    stream.
 
     Args:
         rng: The numpy generator that owns the randomness.

@@ -1,8 +1,8 @@
 """Input checks for public entry points.
 
 Each check returns the cleaned value (a float, an array) or raises a ``ValueError`` /
-``TypeError`` whose message says what the caller should do instead. Public functions call
-these at their boundary; internal helpers trust their callers.
+``TypeError`` whose message says what the caller should do instead. Public
+functions call these at their boundary; internal helpers trust their callers.
 """
 
 from __future__ import annotations
@@ -54,16 +54,16 @@ def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     """Return a privacy parameter epsilon as a float, requiring 0 < epsilon < inf.
 
     Raises:
-        ValueError: If epsilon is not positive and finite. epsilon = 0 would need infinite
-            noise; an infinite epsilon is no privacy at all, so a non-private computation
-            should be called instead.
+        ValueError: If epsilon is not positive and finite. epsilon = 0 would need
+            infinite noise; an infinite epsilon is no privacy at all, so a
+            non-private computation should be called instead.
     """
     x = _as_real(epsilon, name)
     if math.isnan(x) or x <= 0 or math.isinf(x):
         raise ValueError(
-            f"{name} must be a positive, finite privacy budget, got {epsilon!r}. Use e.g. "
-            f"{name}=1.0; for a non-private baseline call the non-private estimator instead "
-            "of passing an infinite or zero budget."
+            f"{name} must be a positive, finite privacy budget, got {epsilon!r}. Use "
+            f"e.g. {name}=1.0; for a non-private baseline call the non-private "
+            "estimator instead of passing an infinite or zero budget."
         )
     return x
 
@@ -83,15 +83,15 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     """Return delta as a float, requiring 0 < delta < 1.
 
     Raises:
-        ValueError: If delta is outside the open interval (0, 1). A usual choice is a value
-            much smaller than 1/n, such as 1e-6 or 1e-9.
+        ValueError: If delta is outside the open interval (0, 1). A usual choice is
+            a value much smaller than 1/n, such as 1e-6 or 1e-9.
     """
     x = _as_real(delta, name)
     if math.isnan(x) or not 0.0 < x < 1.0:
         raise ValueError(
-            f"{name} must lie strictly between 0 and 1, got {delta!r}. Pick a value much "
-            "smaller than 1/n, e.g. delta=1e-6; for pure DP use a Laplace mechanism, "
-            "which takes no delta."
+            f"{name} must lie strictly between 0 and 1, got {delta!r}. Pick a value "
+            "much smaller than 1/n, e.g. delta=1e-6; for pure DP use a Laplace "
+            "mechanism, which takes no delta."
         )
     return x
 
@@ -107,7 +107,7 @@ def check_probability(value: Any, name: str, *, closed_right: bool = False) -> f
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
-    """Return ``value`` as an int, requiring an integer type and ``value >= minimum``."""
+    """Return ``value`` as an int; it must be an integer and at least ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(
             f"{name} must be an integer, got {type(value).__name__} ({value!r})."
@@ -126,13 +126,13 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     lo, hi = _as_real(lower, "lower"), _as_real(upper, "upper")
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(
-            f"lower and upper must be finite, got lower={lower!r}, upper={upper!r}. Choose "
-            "public bounds from domain knowledge, not from the data."
+            f"lower and upper must be finite, got lower={lower!r}, upper={upper!r}. "
+            "Choose public bounds from domain knowledge, not from the data."
         )
     if lo >= hi:
         raise ValueError(
-            f"lower must be smaller than upper, got lower={lower!r}, upper={upper!r}. Swap "
-            "them, or widen the interval if they are equal."
+            f"lower must be smaller than upper, got lower={lower!r}, upper={upper!r}. "
+            "Swap them, or widen the interval if they are equal."
         )
     return lo, hi
 
@@ -171,8 +171,8 @@ def check_array(
         n_inf = int(np.isinf(arr).sum())
         raise ValueError(
             f"{name} has {n_nan} NaN and {n_inf} infinite values. Drop or impute them "
-            "before calling (with a rule fixed in advance, not chosen by looking at the "
-            "private data)."
+            "before calling (with a rule fixed in advance, not chosen by looking at "
+            "the private data)."
         )
     return arr
 
@@ -201,7 +201,7 @@ def check_weights(
 
 
 def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
-    """Return ``value`` if it is one of ``choices``, else say which values are allowed."""
+    """Return ``value`` if it is one of ``choices``, else say which are allowed."""
     options = list(choices)
     if value not in options:
         shown = ", ".join(map(repr, options[:60])) + (

@@ -24,9 +24,11 @@ A page fails (exit status 1) when it shows
 - a broken internal link or anchor, or a root-absolute path;
 - a Sphinx ``problematic`` node, a ``system-message``, an unresolved cross-reference
   (``span.xref`` outside a link), or a MathJax error (``mjx-merror``);
-- math that is not typeset while no MathJax is configured at all. When MathJax is
-  configured but did not run (e.g. it comes from a CDN and the browser is offline),
-  that is a warning.
+- TeX shown as text outside math (e.g. ``$$`` inside a paragraph), or math that
+  is not typeset while no MathJax is configured at all. When MathJax is configured
+  but did not run (e.g. it comes from a CDN and the browser is offline), that is a
+  warning; so are Markdown backticks shown as text and ``--option`` turned into
+  ``–option`` by smartquotes.
 
 The browser cannot reach any host but 127.0.0.1 (``--allow-network`` lifts that),
 so the check also shows what an offline reader sees.
@@ -84,6 +86,17 @@ EXCEPTION_LINE = re.compile(
     re.MULTILINE,
 )
 TRACEBACK_TEXT = "Traceback (most recent call last)"
+# TeX left in prose: a control word, or $...$ around a sub- or superscript.
+RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\$[^$\s][^$]*[\^_{}][^$]*\$")
+# Markdown code that was not rendered, and a "--option" that smartquotes turned
+# into an en dash (a command copied from the page would then fail).
+RAW_BACKTICKS = re.compile(r"`[^`\s][^`]*`")
+EN_DASH_OPTION = re.compile(r"(?:^|\s)\u2013[a-z][\w-]+")
+# Elements whose text may hold backslashes or dollars legitimately.
+RAW_TEX_SKIP_TAGS = {"head", "script", "style", "code", "pre", "kbd", "samp", "tt"}
+RAW_TEX_SKIP_TAGS |= {"textarea", "mjx-container", "math", "svg"}
+RAW_TEX_SKIP_CLASSES = {"math", "highlight", "output", "cell_input", "cell_output"}
+RAW_TEX_SKIP_CLASSES |= {"literal-block", "notranslate"}
 # Cross-reference domains whose unresolved targets are only a warning: Python
 # objects from libraries without intersphinx render as plain code, which is fine.
 SOFT_XREF_CLASSES = {"py", "c", "cpp", "js", "rst"}
@@ -285,6 +298,33 @@ def check_references(root: Node) -> Findings:
     return found
 
 
+def check_text(root: Node) -> Findings:
+    """Find markup shown as prose.
+
+    TeX outside math (e.g. from ``$$`` inside a paragraph) is an error; Markdown
+    backticks and ``--options`` that smartquotes turned into en dashes are
+    warnings.
+    """
+    found = Findings()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if node.tag in RAW_TEX_SKIP_TAGS or node.classes & RAW_TEX_SKIP_CLASSES:
+            continue
+        text = "".join(c for c in node.children if isinstance(c, str))
+        for pattern, what, target in (
+            (RAW_TEX, "raw TeX in text", found.errors),
+            (RAW_BACKTICKS, "Markdown backticks shown as text", found.warnings),
+            (EN_DASH_OPTION, "en dash where '--' was meant", found.warnings),
+        ):
+            if match := pattern.search(text):
+                start = max(match.start() - 30, 0)
+                snippet = _short(text[start : match.end() + 40], 90)
+                target.append(f"{what}: “{snippet}”")
+        stack.extend(c for c in node.children if isinstance(c, Node))
+    return found
+
+
 def mathjax_scripts(root: Node) -> list[str]:
     """Return the ``src`` of every script that loads MathJax."""
     return [
@@ -390,7 +430,7 @@ def check_image_bytes(data: bytes) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def check_image_file(path: Path) -> str | None:
     """Return why the file is not a valid image, or ``None`` when it is."""
     try:
@@ -503,6 +543,7 @@ def check_page_static(
     found = Findings()
     found.extend(check_outputs(root, allow_stderr=allow_stderr))
     found.extend(check_references(root))
+    found.extend(check_text(root))
     found.extend(check_images(root, page, site))
     found.extend(check_links(root, page, site))
     return found, root
@@ -957,7 +998,10 @@ def format_table(results: Sequence[PageResult], out: Path) -> str:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -1039,9 +1083,11 @@ def check_site(
         old.unlink()
     pages = list_pages(site, exclude=[out])
     results = []
-    browser = Browser(browser_path, allow_network=allow_network) if browser_path else None
+    browser = (
+        Browser(browser_path, allow_network=allow_network) if browser_path else None
+    )
     try:
-        with serve(site) as base:
+        with serve(site) if browser else contextlib.nullcontext("") as base:
             for page in pages:
                 t0 = time.monotonic()
                 rel = page.relative_to(site).as_posix()

@@ -19,7 +19,9 @@ def _has_cuda() -> bool:
     return bool(torch.cuda.is_available())
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     if _has_cuda():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device")

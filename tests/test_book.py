@@ -60,7 +60,9 @@ def test_toc_lists_every_chapter_source():
     # Pages under book/ that are not in the toc would be silently skipped by the build.
     listed = {_source(p).resolve() for p in PAGES}
     for md in (ROOT / "book").rglob("*.md"):
-        if any(part.startswith(("_", ".")) for part in md.relative_to(ROOT / "book").parts):
+        if any(
+            part.startswith(("_", ".")) for part in md.relative_to(ROOT / "book").parts
+        ):
             continue
         assert md.resolve() in listed, f"{md.relative_to(ROOT)} is not in _toc.yml"
 
@@ -73,7 +75,9 @@ def test_book_config_is_strict_and_offline_ready():
     assert any("ipynb" in p for p in CONFIG["exclude_patterns"])
     assert ".venv" in CONFIG["exclude_patterns"]
     assert CONFIG["bibtex_bibfiles"] == ["book/references.bib"]
-    assert CONFIG["launch_buttons"]["colab_url"].startswith("https://colab.research.google.com")
+    assert CONFIG["launch_buttons"]["colab_url"].startswith(
+        "https://colab.research.google.com"
+    )
     assert "sphinx_proof" in CONFIG["sphinx"]["extra_extensions"]
 
 
@@ -87,14 +91,18 @@ def test_notebook_pair_is_in_sync(md: Path):
         f"{md.name} and its .ipynb have different cells: run `make sync`"
     )
     for a, b in zip(text.cells, paired.cells, strict=True):
-        assert a.source.strip() == b.source.strip(), f"{md.name}: cells differ; `make sync`"
+        assert a.source.strip() == b.source.strip(), (
+            f"{md.name}: cells differ; `make sync`"
+        )
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_first_code_cell_installs_the_package_in_colab(md: Path):
     nb = jupytext.read(md)
     first = next(c for c in nb.cells if c.cell_type == "code")
-    assert "remove-cell" in first.metadata.get("tags", []), "the install cell must be hidden"
+    assert "remove-cell" in first.metadata.get("tags", []), (
+        "the install cell must be hidden"
+    )
     assert "google.colab" in first.source
     assert f"git clone -q --depth 1 {REPO_URL} " in first.source, (
         "the Colab cell must clone the repository named in _config.yml"
@@ -127,7 +135,9 @@ def test_built_colab_buttons_point_at_existing_notebooks():
     for page in html.rglob("*.html"):
         for path in _colab_targets(page.read_text(errors="replace")):
             found += 1
-            assert (ROOT / path).is_file(), f"{page.name} links {path} in Colab; missing"
+            assert (ROOT / path).is_file(), (
+                f"{page.name} links {path} in Colab; missing"
+            )
     assert found, "no Colab button found in the built book"
 
 
@@ -153,4 +163,6 @@ def test_docstring_references_are_in_the_bibliography():
     for py in (ROOT / "dpnotes").rglob("*.py"):
         for block in pattern.findall(py.read_text()):
             used.update(re.findall(r"\b([a-z]+\d{4}[a-z]+)\b", block))
-    assert used <= keys, f"docstrings cite keys missing from references.bib: {sorted(used - keys)}"
+    assert used <= keys, (
+        f"docstrings cite keys missing from references.bib: {sorted(used - keys)}"
+    )

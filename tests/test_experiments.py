@@ -85,15 +85,26 @@ def test_smoke_run_writes_a_valid_result(tmp_path):
     folder = tmp_path / "toy_for_tests" / "smoke"
     meta = json.loads((folder / "meta.json").read_text())
     for key in (
-        "code_version", "config_hash", "packages", "device", "datasets", "wall_time_s",
-        "date", "seed", "config", "table_sha256", "rows",
+        "code_version",
+        "config_hash",
+        "packages",
+        "device",
+        "datasets",
+        "wall_time_s",
+        "date",
+        "seed",
+        "config",
+        "table_sha256",
+        "rows",
     ):
         assert key in meta, key
     assert meta["seed"] == 3 and meta["rows"] == 15 and meta["cells"] == 3
     assert meta["packages"]["numpy"] == np.__version__
     assert meta["config_hash"] == config_hash(get_experiment("toy_for_tests"), "smoke")
     assert list(result.table.columns) == ["arm", "draw", "value"]
-    assert not (folder / "cells").exists(), "cell files are removed after a complete run"
+    assert not (folder / "cells").exists(), (
+        "cell files are removed after a complete run"
+    )
     stored = read_result(folder, experiment="toy_for_tests", profile="smoke")
     pd.testing.assert_frame_equal(stored.table, result.table)
 
@@ -190,7 +201,9 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="disk full"):
         store_mod.atomic_write_bytes(target, b"new contents")
     assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["x.csv"], "temporary file left behind"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.csv"], (
+        "temporary file left behind"
+    )
 
 
 def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
@@ -203,7 +216,9 @@ def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
     resumed = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
     assert CALLS == [{"arm": "c"}], "finished cells must not be recomputed"
     assert resumed.meta["cells_resumed"] == 2
-    fresh = run("toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False)
+    fresh = run(
+        "toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False
+    )
     pd.testing.assert_frame_equal(resumed.table, fresh.table)
 
 
@@ -212,8 +227,17 @@ def test_cli_list_and_run(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "dp_mean_error" in out and "toy_for_tests" in out
     code = main(
-        ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke",
-         "--seed", "4", "--no-progress"]
+        [
+            "--results",
+            str(tmp_path),
+            "run",
+            "toy_for_tests",
+            "--profile",
+            "smoke",
+            "--seed",
+            "4",
+            "--no-progress",
+        ]
     )
     assert code == 0
     assert "stored 15 rows" in capsys.readouterr().out
@@ -232,7 +256,10 @@ def test_cli_module_entry_point(tmp_path):
 
     out = subprocess.run(
         [sys.executable, "-m", "dpnotes", "--results", str(tmp_path), "list"],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
     assert "dp_group_error" in out
 

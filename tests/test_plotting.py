@@ -6,10 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
 
-from dpnotes import plotting  # noqa: E402
+from dpnotes import plotting
 
 
 def test_palette_is_valid_and_distinct():
@@ -21,14 +21,18 @@ def test_palette_is_valid_and_distinct():
 def test_set_style_applies_the_palette():
     plotting.set_style()
     cycle = [c["color"] for c in plt.rcParams["axes.prop_cycle"]]
-    assert [mcolors.to_hex(c) for c in cycle[:3]] == [c.lower() for c in plotting.PALETTE[:3]]
+    assert [mcolors.to_hex(c) for c in cycle[:3]] == [
+        c.lower() for c in plotting.PALETTE[:3]
+    ]
     assert plt.rcParams["axes.spines.top"] is False
 
 
 def test_color_for_is_stable():
     assert plotting.color_for("DPSGD-F") == plotting.METHOD_COLORS["DPSGD-F"]
     assert plotting.color_for("something new") == plotting.color_for("something new")
-    assert list(plotting.group_palette(["a", "b"]).values()) == list(plotting.PALETTE[:2])
+    assert list(plotting.group_palette(["a", "b"]).values()) == list(
+        plotting.PALETTE[:2]
+    )
 
 
 def test_figure_sizes_are_positive():

@@ -402,10 +402,8 @@ def _where_to_get(info: KnownFile | None) -> str:
     if info is None or not info.urls:
         page = f" (see {info.source_page})" if info is not None else ""
         return f"get the original file{page}"
-    extra = (
-        f" (inside that zip, file {info.archive_member})" if info.archive_member else ""
-    )
-    return f"download it from {info.urls[0]}{extra}; documentation: {info.source_page}"
+    member = f"the file {info.archive_member} inside " if info.archive_member else ""
+    return f"download {member}{info.urls[0]} (documentation: {info.source_page})"
 
 
 def verify_sha256(

@@ -1,6 +1,7 @@
-"""Experiments: one registered entry per figure or table, three profiles each, stored results.
+"""Experiments: one entry per figure or table, three profiles each, stored results.
 
-Use ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P`` from a shell,
+Use ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P`` from a
+shell,
 and :func:`load_or_run` from a notebook.
 """
 

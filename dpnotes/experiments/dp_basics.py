@@ -1,8 +1,8 @@
 """Experiments of the chapter "Differential privacy in one chapter".
 
-- ``dp_mean_error``: error of a clipped private mean against epsilon and n, for the Laplace
-  mechanism (pure DP) and the Gaussian mechanism (at the same epsilon with a delta), with
-  the closed-form error beside the measured one.
+- ``dp_mean_error``: error of a clipped private mean against epsilon and n, for the
+  Laplace mechanism (pure DP) and the Gaussian mechanism (at the same epsilon with a
+  delta), with the closed-form error beside the measured one.
 - ``dp_group_error``: error for each race group of the UCI Adult data when the group
   mean of age is estimated by one global private mean, by per-group private means that
   share the budget by parallel composition, or by per-group means that split it
@@ -150,7 +150,7 @@ def _group_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 @register(
     name="dp_group_error",
-    title="Per-group error of one global private mean vs per-group private means (Adult)",
+    title="Per-group error: one global private mean vs per-group means (Adult)",
     profiles=_GROUP_PROFILES,
     grid=_group_grid,
     datasets=lambda config: ["adult/adult.data"],

@@ -1,10 +1,10 @@
 """The registry of experiments: what each figure or table runs, under which profiles.
 
 An experiment is a grid of *cells* (one setting each, e.g. one mechanism at one n) and a
-function that computes the tidy rows of one cell. The runner (``dpnotes.experiments.run``)
-spawns an independent random stream per cell from one root seed, stores each finished cell
-so an interrupted run resumes where it stopped, and writes the final table with its
-provenance.
+function that computes the tidy rows of one cell. The runner
+(``dpnotes.experiments.run``) spawns an independent random stream per cell from one
+root seed, stores each finished cell so an interrupted run resumes where it stopped,
+and writes the final table with its provenance.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ __all__ = [
     "stable_hash",
 ]
 
-#: Profiles every experiment has, cheapest first: ``smoke`` (seconds, used by the tests),
-#: ``quick`` (minutes on a 2-core CPU, what a book build runs when nothing is stored) and
-#: ``paper`` (the papers' full settings).
+#: Profiles every experiment has, cheapest first: ``smoke`` (seconds, used by the
+#: tests), ``quick`` (minutes on a 2-core CPU, what a book build runs when nothing is
+#: stored) and ``paper`` (the papers' full settings).
 PROFILES: tuple[str, ...] = ("smoke", "quick", "paper")
 
 Config = Mapping[str, Any]
@@ -65,13 +65,14 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     raise TypeError(
-        f"experiment configs must hold JSON-like values (numbers, strings, lists, dicts); "
+        "experiment configs must hold JSON-like values (numbers, strings, lists, "
+        f"dicts); "
         f"got {type(value).__name__}: {value!r}"
     )
 
 
 def stable_hash(value: Any, *, length: int = 16) -> str:
-    """Return a short sha256 hex digest of a JSON-like value (order-independent for dicts).
+    """Return a short sha256 digest of a JSON-like value (dict order does not matter).
 
     >>> stable_hash({"b": 1, "a": [1, 2]}) == stable_hash({"a": [1, 2], "b": 1})
     True
@@ -99,9 +100,11 @@ class Experiment:
         profiles: ``{"smoke": config, "quick": config, "paper": config}``.
         grid: ``grid(config) -> list[cell]``, the settings to run; each cell is a dict
             of JSON-like values, and its keys become columns of the results table.
-        run_cell: ``run_cell(config, cell, *, rng) -> DataFrame``, the tidy rows of one cell.
-        datasets: ``datasets(config) -> list[str]``, the data files read, as paths relative to
-            the data root (``"acs/2018/1-Year/psam_p35.csv"``); empty for synthetic data.
+        run_cell: ``run_cell(config, cell, *, rng) -> DataFrame``, the tidy rows of
+            one cell.
+        datasets: ``datasets(config) -> list[str]``, the data files read, as paths
+            relative to the data root (``"acs/2018/1-Year/psam_p35.csv"``); empty for
+            synthetic data.
         depends: Modules whose source code enters the config hash (the experiment's own
             module always does). A change in any of them makes stored results stale.
         version: Bump to invalidate stored results for a reason the hash cannot see.
@@ -140,9 +143,10 @@ class Experiment:
 def config_hash(experiment: Experiment, profile: str) -> str:
     """Return the hash that decides whether a stored result is current.
 
-    It covers the experiment's name, version, profile configuration and the source code of
-    the modules it depends on. The root seed is recorded in the provenance but not hashed:
-    a result computed with another seed is still a valid result of the same code.
+    It covers the experiment's name, version, profile configuration and the source
+    code of the modules it depends on. The root seed is recorded in the provenance but
+    not hashed: a result computed with another seed is still a valid result of the
+    same code.
     """
     return stable_hash(
         {

@@ -1,4 +1,4 @@
-"""Run registered experiments, store their results with provenance, and load them back."""
+"""Run registered experiments, store results with provenance, and load them back."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from dpnotes.experiments.registry import (
     PROFILES,
@@ -64,7 +64,7 @@ def _package_versions() -> dict[str, str]:
 
 
 def _code_version() -> str:
-    """Return the package version and, inside a git checkout, the commit (``+dirty``)."""
+    """Return the package version and, in a git checkout, the commit (``.dirty``)."""
     from dpnotes import __version__
 
     here = Path(__file__).resolve().parents[2]

@@ -7,11 +7,11 @@ Layout under the store root (``book/_results`` in the repository)::
     <experiment>/<profile>/cells/<seed>/   finished cells of a run (resume points)
 
 A result is *trusted* only if ``meta.json`` parses, names the right experiment and
-profile, and the sha256 it records equals that of ``results.csv``. Writing removes the old
-``meta.json`` first, replaces the table, and writes the new ``meta.json`` last, each file
-through a temporary file and :func:`os.replace`; so a run interrupted at any point leaves
-either the previous trusted result or nothing trusted, never a half-written table that a
-later build would use.
+profile, and the sha256 it records equals that of ``results.csv``. Writing removes the
+old ``meta.json`` first, replaces the table, and writes the new ``meta.json`` last,
+each file through a temporary file and :func:`os.replace`; so a run interrupted at any
+point leaves either the previous trusted result or nothing trusted, never a
+half-written table that a later build would use.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ def results_root(root: str | os.PathLike[str] | None = None) -> Path:
     """Return the folder that holds stored results.
 
     Resolution order: ``root``; the environment variable ``DPNOTES_RESULTS_DIR``; the
-    ``book/_results`` folder of the repository that contains the current directory (found
-    by walking up to a folder with ``_toc.yml`` and ``book/``); else ``./dpnotes_results``.
+    ``book/_results`` folder of the repository that contains the current directory
+    (found by walking up to a folder with ``_toc.yml`` and ``book/``); else
+    ``./dpnotes_results``.
     """
     if root is not None:
         return Path(root)
@@ -78,7 +79,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def table_to_bytes(table: pd.DataFrame) -> bytes:
-    """Serialise a results table as CSV (the stored format: small, diffable, portable)."""
+    """Serialise a results table as CSV (small, diffable and portable)."""
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, float_format="%.10g", lineterminator="\n")
     return buffer.getvalue().encode()
@@ -107,22 +108,26 @@ class StoredResult:
         return [d["name"] for d in self.meta.get("datasets", [])] or ["synthetic data"]
 
     def caption(self) -> str:
-        """One sentence for a figure caption: experiment, profile, data and seed."""
+        """Return one plain-text sentence for a figure caption: what produced the data.
+
+        It names the experiment, the profile, the data and the seed, and gives the
+        command that regenerates the stored result.
+        """
         data = ", ".join(self.datasets)
         return (
-            f"Experiment `{self.experiment}`, profile `{self.profile}`, data: {data}, "
-            f"seed {self.meta.get('seed')}. Regenerate with "
-            f"`python -m dpnotes run {self.experiment} --profile {self.profile}`."
+            f"Experiment {self.experiment}, profile {self.profile}, data: {data}, "
+            f"seed {self.meta.get('seed')}; regenerate with: python -m dpnotes run "
+            f"{self.experiment} --profile {self.profile}."
         )
 
 
 def write_result(
     folder: Path, table: pd.DataFrame, meta: Mapping[str, Any]
 ) -> StoredResult:
-    """Store ``table`` and ``meta`` in ``folder`` so that a crash never leaves a trusted half.
+    """Store ``table`` and ``meta`` in ``folder``; a crash never leaves a trusted half.
 
-    The table's sha256 is added to the metadata; see the module docstring for the order of
-    the writes.
+    The table's sha256 is added to the metadata; see the module docstring for the
+    order of the writes.
     """
     folder.mkdir(parents=True, exist_ok=True)
     data = table_to_bytes(table)
@@ -149,7 +154,7 @@ def write_result(
 
 
 def read_result(folder: Path, *, experiment: str, profile: str) -> StoredResult | None:
-    """Return the stored result in ``folder`` if it is complete and consistent, else None."""
+    """Return the stored result in ``folder`` if complete and consistent, else None."""
     meta_path, table_path = folder / META, folder / TABLE
     try:
         meta = json.loads(meta_path.read_text())

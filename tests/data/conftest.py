@@ -1,4 +1,4 @@
-"""Fixtures for the data-loader tests: no network, an isolated data root, fake servers."""
+"""Fixtures for the data tests: no network, an isolated data root, fake servers."""
 
 from __future__ import annotations
 
@@ -75,20 +75,27 @@ class FakeResponse:
 
 @pytest.fixture
 def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., list[str]]]:
-    """Allow downloads and answer every request with a canned response.
+    """Allow downloads and answer requests with canned responses.
 
-    Call ``fake_server(body, status=200, headers=None)``; it returns the list that
-    collects the requested URLs.
+    Call ``fake_server(body, status=200, headers=None)`` to answer every request the
+    same way, or ``fake_server(responses=[(body, status, headers), ...])`` to answer
+    the n-th request with the n-th response. It returns the list of requested URLs.
     """
 
     def install(
-        body: bytes, status: int = 200, headers: dict | None = None
+        body: bytes = b"",
+        status: int = 200,
+        headers: dict | None = None,
+        *,
+        responses: list[tuple[bytes, int, dict]] | None = None,
     ) -> list[str]:
         requested: list[str] = []
 
         def urlopen(request: object, timeout: float | None = None) -> FakeResponse:
             assert timeout is not None and timeout > 0
             requested.append(request.full_url)  # type: ignore[attr-defined]
+            if responses is not None:
+                return FakeResponse(*responses[len(requested) - 1])
             return FakeResponse(body, status, headers)
 
         monkeypatch.delenv(_files.ENV_OFFLINE, raising=False)

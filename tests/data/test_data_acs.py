@@ -1,4 +1,4 @@
-"""ACS person files and folktables tasks, end to end on tiny files in folktables' layout."""
+"""ACS person files and folktables tasks, end to end on tiny files."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def _pums_frame(n: int = 40, seed: int = 0) -> pd.DataFrame:
     frame["JWMNP"] = rng.integers(1, 90, size=n)
     frame["POVPIP"] = rng.integers(0, 501, size=n)
     frame["RAC1P"] = rng.integers(1, 10, size=n)
-    # Blank cells, as in real PUMS files (e.g. ESR of children); Int64 writes them as "".
+    # Blank cells as in real PUMS files (ESR of children); Int64 writes them as "".
     frame["ESR"] = frame["ESR"].astype("Int64")
     frame.loc[::7, "ESR"] = pd.NA
     frame.insert(0, "RT", "P")
@@ -113,6 +113,13 @@ def test_unknown_state_task_year(tmp_path: Path) -> None:
         data.load_acs_person(35, root=tmp_path)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="year"):
         data.load_acs_person("NM", "2018", root=tmp_path)  # type: ignore[arg-type]
+
+
+def test_state_list_matches_folktables() -> None:
+    from folktables.load_acs import _STATE_CODES
+
+    assert list(data.ACS_STATES) == list(folktables.state_list)
+    assert data.ACS_STATE_CODES == _STATE_CODES
 
 
 def test_acs_person_file_layout() -> None:
@@ -203,7 +210,7 @@ def test_load_acs_extract_tiny(unpin, tmp_path: Path) -> None:
 def test_load_acs_extract_errors(unpin, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"unknown ACS extract name.*sample20000"):
         data.load_acs_extract("ACSIncome_CA", root=tmp_path)
-    with pytest.raises(data.DataNotFoundError, match="folk_employment_NY_2018.csv"):
+    with pytest.raises(data.DataNotFoundError, match=r"folk_employment_NY_2018\.csv"):
         data.load_acs_extract(root=tmp_path)
     unpin("acs/extracts/ACSEmployment_NY_2018_sample20000.csv")
     path = _write_extract(tmp_path)

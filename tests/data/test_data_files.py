@@ -76,7 +76,7 @@ def test_data_root_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 
 def test_data_root_rejects_bad_values(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match="os.PathLike"):
+    with pytest.raises(TypeError, match=r"os\.PathLike"):
         data.data_root(3)  # type: ignore[arg-type]
     afile = tmp_path / "file"
     afile.write_text("x")
@@ -88,7 +88,9 @@ def test_data_root_rejects_bad_values(tmp_path: Path) -> None:
     ("value", "expected"),
     [("1", True), ("TRUE", True), ("yes", True), ("0", False), ("", False)],
 )
-def test_is_offline(monkeypatch: pytest.MonkeyPatch, value: str, expected: bool) -> None:
+def test_is_offline(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: bool
+) -> None:
     monkeypatch.setenv("DPNOTES_OFFLINE", value)
     assert data.is_offline() is expected
 
@@ -166,9 +168,7 @@ def test_offline_missing_file_names_file_url_and_env(tmp_path: Path) -> None:
     assert not (tmp_path / "mnist").exists()
 
 
-def test_download_false_never_touches_network(
-    fake_server, tmp_path: Path
-) -> None:
+def test_download_false_never_touches_network(fake_server, tmp_path: Path) -> None:
     requested = fake_server(b"irrelevant")
     with pytest.raises(data.DataNotFoundError, match="disabled"):
         data.ensure_file(data.file_info("adult/adult.names"), tmp_path, download=False)
@@ -200,6 +200,15 @@ def test_download_writes_verified_file(fake_server, tmp_path: Path) -> None:
     assert path == tmp_path / info.relpath and path.read_bytes() == body
     assert requested == ["https://example.org/a.gz"]
     assert _leftovers(path.parent) == [path.name]  # no temporary files left behind
+
+
+def test_download_falls_back_to_the_next_mirror(fake_server, tmp_path: Path) -> None:
+    body = gzip.compress(b"payload")
+    requested = fake_server(
+        responses=[(b"<html>503 Slow Down</html>", 200, {}), (body, 200, {})]
+    )
+    path = data.ensure_file(_entry(body), tmp_path)
+    assert path.read_bytes() == body and len(requested) == 2
 
 
 @pytest.mark.parametrize(
@@ -259,7 +268,7 @@ def test_download_extracts_archive_member(fake_server, tmp_path: Path) -> None:
 
 def test_download_archive_without_member_fails(fake_server, tmp_path: Path) -> None:
     fake_server(_zip_bytes({"other.csv": b"x"}))
-    with pytest.raises(data.DataNotFoundError, match="no member 'psam_p50.csv'"):
+    with pytest.raises(data.DataNotFoundError, match=r"no member 'psam_p50\.csv'"):
         data.ensure_file(data.acs_person_file("VT", 2018), tmp_path)
 
 

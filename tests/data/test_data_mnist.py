@@ -125,5 +125,5 @@ def test_pinned_mnist_file_with_wrong_content(tmp_path: Path) -> None:
     (tmp_path / "mnist").mkdir()
     for name in _NAMES.values():
         (tmp_path / "mnist" / name).write_bytes(gzip.compress(b"\x00" * 8))
-    with pytest.raises(data.DataIntegrityError, match="train-images-idx3-ubyte.gz"):
+    with pytest.raises(data.DataIntegrityError, match=r"train-images-idx3-ubyte\.gz"):
         data.load_mnist(tmp_path)

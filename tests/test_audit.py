@@ -1,0 +1,226 @@
+"""Tests for the empirical privacy audit harness (dpnotes.audit)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpnotes.audit import (
+    AuditResult,
+    assert_audit_passes,
+    audit_epsilon,
+    audit_epsilon_from_samples,
+    audit_fails,
+    clopper_pearson,
+)
+from dpnotes.rng import spawn
+
+
+def randomized_response(epsilon: float):
+    """Report a bit truthfully with probability e^eps / (1 + e^eps): exactly eps-DP."""
+    keep = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+
+    def mech(bit: int, trials: int, rng: np.random.Generator) -> np.ndarray:
+        truthful = rng.random(trials) < keep
+        return np.where(truthful, bit, 1 - bit).astype(float)
+
+    return mech
+
+
+def laplace(epsilon: float):
+    def mech(value: float, trials: int, rng: np.random.Generator) -> np.ndarray:
+        return value + rng.laplace(0.0, 1.0 / epsilon, size=trials)
+
+    return mech
+
+
+# --- Clopper–Pearson ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("k", "n"), [(0, 50), (3, 50), (25, 50), (50, 50), (7, 10_000)]
+)
+def test_clopper_pearson_against_scipy_binomtest(k: int, n: int) -> None:
+    # A one-sided bound at level c is one end of the two-sided interval at level 2c - 1.
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
+    assert clopper_pearson(k, n, confidence=0.95, side="lower") == pytest.approx(
+        ci.low, abs=1e-12
+    )
+    assert clopper_pearson(k, n, confidence=0.95, side="upper") == pytest.approx(
+        ci.high, abs=1e-12
+    )
+
+
+def test_clopper_pearson_vectorised() -> None:
+    k = np.array([0, 5, 10])
+    out = clopper_pearson(k, 10, confidence=0.9, side="upper")
+    assert out.shape == (3,)
+    assert out[2] == 1.0
+    assert out[0] == pytest.approx(1 - 0.1 ** (1 / 10))
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ({"k": 1, "n": 10, "confidence": 0.95, "side": "both"}, "side must be"),
+        ({"k": 11, "n": 10, "confidence": 0.95, "side": "lower"}, r"k must lie"),
+        ({"k": 1, "n": 10, "confidence": 1.0, "side": "lower"}, r"confidence must lie"),
+    ],
+)
+def test_clopper_pearson_rejects(args: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        clopper_pearson(args.pop("k"), args.pop("n"), **args)
+
+
+# --- known answers --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_randomized_response_bound_is_tight(epsilon: float) -> None:
+    res = audit_epsilon(
+        randomized_response(epsilon), 0, 1, trials=500_000, rng=np.random.default_rng(0)
+    )
+    assert res.passes(epsilon)
+    assert res.epsilon_lower > 0.95 * epsilon
+    assert res.epsilon_estimate == pytest.approx(epsilon, rel=0.03)
+    assert res.p0 >= res.p1
+
+
+def test_laplace_bound_is_tight_and_reports_event() -> None:
+    res = audit_epsilon(
+        laplace(1.0), 0.0, 1.0, trials=500_000, rng=np.random.default_rng(1)
+    )
+    assert 0.95 < res.epsilon_lower <= 1.0
+    # Upper events favour d1 (mean 1), lower events favour d0 (mean 0).
+    assert res.swapped == (res.direction == ">")
+    assert res.p0 > res.p1
+    assert res.p0_lower <= res.p0 and res.p1_upper >= res.p1
+
+
+def test_identical_distributions_give_no_evidence() -> None:
+    res = audit_epsilon(
+        laplace(1.0), 0.0, 0.0, trials=200_000, rng=np.random.default_rng(2)
+    )
+    assert res.epsilon_lower < 0.02
+
+
+def test_delta_is_accounted() -> None:
+    # M(d0) = 1 with probability 0.01, else 0; M(d1) = 0: (0, 0.01)-DP, not pure DP.
+    def mech(d: int, trials: int, rng: np.random.Generator) -> np.ndarray:
+        return ((rng.random(trials) < 0.01) & (d == 0)).astype(float)
+
+    pure = audit_epsilon(mech, 0, 1, trials=200_000, rng=np.random.default_rng(3))
+    assert pure.epsilon_lower > 5.0  # refutes every small pure-DP claim
+    approx = audit_epsilon(
+        mech, 0, 1, trials=200_000, rng=np.random.default_rng(3), delta=0.01
+    )
+    assert approx.epsilon_lower == 0.0
+
+
+def test_bound_holds_across_seeds() -> None:
+    # Coverage: at 95% confidence at most ~5% of independent audits (here 6 of 100 is
+    # allowed) of an exactly
+    # 1-DP mechanism may exceed 1 (Clopper–Pearson is conservative, so far fewer do).
+    lbs = []
+    for r in spawn(123, 100):
+        out0 = r.laplace(0.0, 1.0, size=4000)
+        out1 = 1.0 + r.laplace(0.0, 1.0, size=4000)
+        lbs.append(audit_epsilon_from_samples(out0, out1).epsilon_lower)
+    lbs = np.array(lbs)
+    assert np.sum(lbs > 1.0) <= 6
+    assert np.mean(lbs) > 0.6  # and the bounds are not vacuous
+
+
+# --- interface ------------------------------------------------------------------------
+
+
+def test_statistic_reduces_vector_outputs() -> None:
+    def vector_mech(d: float, trials: int, rng: np.random.Generator) -> np.ndarray:
+        out = rng.laplace(0.0, 1.0, size=(trials, 3))
+        out[:, 1] += d
+        return out
+
+    res = audit_epsilon(
+        vector_mech,
+        0.0,
+        1.0,
+        trials=200_000,
+        rng=np.random.default_rng(4),
+        statistic=lambda o: o[:, 1],
+    )
+    assert 0.9 < res.epsilon_lower <= 1.0
+    with pytest.raises(ValueError, match="pass a statistic"):
+        audit_epsilon(vector_mech, 0.0, 1.0, trials=200, rng=np.random.default_rng(4))
+    with pytest.raises(ValueError, match="statistic must return one scalar"):
+        audit_epsilon(
+            vector_mech,
+            0.0,
+            1.0,
+            trials=200,
+            rng=np.random.default_rng(4),
+            statistic=lambda o: o[:, :2],
+        )
+
+
+def test_audit_is_deterministic_and_frozen() -> None:
+    a = audit_epsilon(
+        laplace(1.0), 0.0, 1.0, trials=10_000, rng=np.random.default_rng(5)
+    )
+    b = audit_epsilon(
+        laplace(1.0), 0.0, 1.0, trials=10_000, rng=np.random.default_rng(5)
+    )
+    assert a == b
+    assert isinstance(a, AuditResult)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.epsilon_lower = 0.0  # type: ignore[misc]
+
+
+def test_explicit_thresholds() -> None:
+    r = np.random.default_rng(6)
+    out0, out1 = r.laplace(0, 1, 100_000), 1 + r.laplace(0, 1, 100_000)
+    res = audit_epsilon_from_samples(out0, out1, thresholds=np.array([1.5]))
+    assert res.threshold == 1.5
+    assert res.direction == ">" and res.swapped
+
+
+def test_pass_fail_helpers() -> None:
+    res = audit_epsilon(
+        laplace(2.0), 0.0, 1.0, trials=200_000, rng=np.random.default_rng(7)
+    )
+    assert_audit_passes(res, 2.0)
+    assert not audit_fails(res, 2.0)
+    assert audit_fails(res, 1.0)
+    with pytest.raises(AssertionError, match="refutes epsilon=1"):
+        assert_audit_passes(res, 1.0)
+    assert "epsilon >=" in res.summary()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"trials": 50}, ValueError, "trials must be at least 100"),
+        ({"trials": 1e5}, TypeError, "trials must be an integer"),
+        ({"confidence": 1.0}, ValueError, r"confidence must lie in \(0, 1\)"),
+        ({"delta": 1.0}, ValueError, r"delta must lie in \[0, 1\)"),
+        ({"delta": -0.1}, ValueError, r"delta must lie in \[0, 1\)"),
+        ({"rng": 0}, TypeError, "numpy.random.Generator"),
+        ({"mechanism": "laplace"}, TypeError, "mechanism must be callable"),
+        ({"mechanism": lambda d, t, r: np.full(t, np.nan)}, ValueError, "NaN outputs"),
+    ],
+)
+def test_audit_rejects(kwargs: dict, err: type, match: str) -> None:
+    args = {"mechanism": laplace(1.0), "trials": 1000, "rng": np.random.default_rng(0)}
+    args.update(kwargs)
+    with pytest.raises(err, match=match):
+        audit_epsilon(args.pop("mechanism"), 0.0, 1.0, **args)
+
+
+def test_audit_from_samples_rejects() -> None:
+    with pytest.raises(ValueError, match="at least 4 outputs"):
+        audit_epsilon_from_samples(np.zeros(3), np.zeros(10))
+    with pytest.raises(ValueError, match="must be 1-D"):
+        audit_epsilon_from_samples(np.zeros((10, 2)), np.zeros(10))
