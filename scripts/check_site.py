@@ -92,6 +92,9 @@ RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\$[^$\s][^$]*[\^_{}][^$]*\$")
 # into an en dash (a command copied from the page would then fail).
 RAW_BACKTICKS = re.compile(r"`[^`\s][^`]*`")
 EN_DASH_OPTION = re.compile(r"(?:^|\s)\u2013[a-z][\w-]+")
+# Script errors that every jupyter-book 1.0 page raises, not caused by the book:
+# sphinx-thebe's inline "const THEBE_JS_URL = ..." ends up twice in each page.
+KNOWN_JS_NOISE = ("Identifier 'THEBE_JS_URL' has already been declared",)
 # Elements whose text may hold backslashes or dollars legitimately.
 RAW_TEX_SKIP_TAGS = {"head", "script", "style", "code", "pre", "kbd", "samp", "tt"}
 RAW_TEX_SKIP_TAGS |= {"textarea", "mjx-container", "math", "svg"}
@@ -941,7 +944,8 @@ def render_page(
             text = details.get("exception", {}).get("description") or details.get(
                 "text", ""
             )
-            found.warnings.append(f"JavaScript exception: {_short(text)}")
+            if not any(noise in text for noise in KNOWN_JS_NOISE):
+                found.warnings.append(f"JavaScript exception: {_short(text)}")
     return dom, info, found
 
 
@@ -1017,7 +1021,7 @@ def write_index(results: Sequence[PageResult], out: Path, site: Path) -> Path:
         "padding:1rem;margin-bottom:1.5rem}",
         "h2{margin:0 0 .5rem;font-size:1.1rem}",
         ".status{font-weight:bold;padding:0 .4rem;border-radius:4px;color:#fff}",
-        "img{max-width:100%;border:1px solid #d0d7de;display:block}",
+        "img{width:min(100%,760px);border:1px solid #d0d7de;display:block}",
         "ul{margin:.3rem 0}li.e{color:#cf222e}li.w{color:#9a6700}",
         "nav a{margin-right:1rem}",
         "</style></head><body>",

@@ -16,9 +16,8 @@ Where the copy lives, first match wins:
 3. ``_build/.mathjax`` under the book root (Sphinx's source directory).
 
 A relative path is taken from the book root. The folder must contain
-``mathjax/es5/tex-mml-chtml.js``; it is added to ``html_static_path``, so the file
-ends up at ``_static/mathjax/es5/tex-mml-chtml.js`` and ``mathjax_path`` points
-there. Without the folder the extension changes nothing and the book loads
+``mathjax/tex-mml-chtml.js``; it is added to ``html_static_path``, so the file
+ends up at ``_static/mathjax/tex-mml-chtml.js`` and ``mathjax_path`` points there. Without the folder the extension changes nothing and the book loads
 MathJax from the CDN (Sphinx's default).
 
 The folder must not be a ``_static`` folder at the book root: jupyter-book adds
@@ -39,11 +38,11 @@ logger = logging.getLogger(__name__)
 
 ENV_VAR = "DPNOTES_MATHJAX_DIR"
 DEFAULT_DIR = "_build/.mathjax"
-ENTRY = "mathjax/es5/tex-mml-chtml.js"
+ENTRY = "mathjax/tex-mml-chtml.js"
 
 
 def _mathjax_dir(app: Sphinx, config: Config) -> Path:
-    """Return the folder that should hold ``mathjax/es5/tex-mml-chtml.js``."""
+    """Return the folder that should hold ``mathjax/tex-mml-chtml.js``."""
     raw = config.local_mathjax_dir or os.environ.get(ENV_VAR) or DEFAULT_DIR
     path = Path(raw).expanduser()
     if not path.is_absolute():

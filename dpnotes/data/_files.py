@@ -374,6 +374,10 @@ _HASH_CACHE: dict[tuple[str, int, int], str] = {}
 def file_sha256(path: str | os.PathLike[str]) -> str:
     """Return the hex sha256 digest of a file, read in 1 MiB chunks.
 
+    The digest is cached in-process per (path, size, modification time), so asking
+    again for an unchanged file (every experiment run records the sha256 of its data)
+    does not re-read it.
+
     Args:
         path: The file.
 
@@ -383,19 +387,20 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     Raises:
         FileNotFoundError: If the file does not exist.
     """
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASH_CACHE:
+        digest = hashlib.sha256()
+        with open(p, "rb") as handle:
+            for chunk in iter(lambda: handle.read(_CHUNK), b""):
+                digest.update(chunk)
+        _HASH_CACHE[key] = digest.hexdigest()
+    return _HASH_CACHE[key]
 
 
 def _cached_sha256(path: Path) -> str:
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _HASH_CACHE:
-        _HASH_CACHE[key] = file_sha256(path)
-    return _HASH_CACHE[key]
+    return file_sha256(path)
 
 
 def _where_to_get(info: KnownFile | None) -> str:
