@@ -475,7 +475,7 @@ def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
         the same neighbouring relation.
 
     References:
-        bun2016concentrated, Lemma 2.3.
+        bun2016concentrated, Lemma 1.7.
 
     >>> compose_sequential_zcdp([0.125, 0.25])
     0.375
@@ -529,7 +529,9 @@ def compose_parallel(
 ) -> ApproxBudget: ...
 
 
-def compose_parallel(budgets):
+def compose_parallel(
+    budgets: Sequence[float] | Sequence[ApproxBudget | tuple[float, float]],
+) -> float | ApproxBudget:
     """Compose mechanisms run on disjoint groups of people: the largest budget counts.
 
     This is the basis of stratification: each group (stratum) is estimated with the full
@@ -561,7 +563,7 @@ def compose_parallel(budgets):
         only covered under the same-group relation.
 
     References:
-        dwork2014algorithmic, Section 2.4 (parallel composition, McSherry 2009).
+        mcsherry2009privacy, Theorem 4 (parallel composition).
 
     >>> compose_parallel([0.5, 1.0, 0.25])
     1.0
@@ -698,7 +700,7 @@ class ZCDPAccountant:
             out of range.
 
     Privacy:
-        Sequential zCDP composition (bun2016concentrated, Lemma 2.3): if every spend is
+        Sequential zCDP composition (bun2016concentrated, Lemma 1.7): if every spend is
         recorded, the whole computation is ``spent``-zCDP.
 
     >>> acc = ZCDPAccountant(rho=1.0)

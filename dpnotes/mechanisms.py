@@ -56,7 +56,7 @@ def laplace_scale(*, sensitivity: float, epsilon: float) -> float:
         ``sensitivity``.
 
     References:
-        dwork2006calibrating, Proposition 1.
+        dwork2006calibrating; dwork2014algorithmic, Theorem 3.6.
 
     >>> laplace_scale(sensitivity=2.0, epsilon=0.5)
     4.0
@@ -94,7 +94,7 @@ def laplace_mechanism(
         ``epsilon``-DP under the neighbouring relation that defines ``sensitivity``.
 
     References:
-        dwork2006calibrating, Proposition 1; dwork2014algorithmic, Theorem 3.6.
+        dwork2006calibrating; dwork2014algorithmic, Theorem 3.6.
 
     >>> rng = np.random.default_rng(0)
     >>> abs(laplace_mechanism(3.0, sensitivity=1.0, epsilon=1e9, rng=rng) - 3.0) < 1e-6
@@ -296,7 +296,7 @@ def laplace_mean(
         (sensitivity ``(upper - lower) / n``).
 
     References:
-        dwork2006calibrating; rosenblatt2024simple.
+        dwork2006calibrating; rosenblatt2024stratification.
 
     >>> rng = np.random.default_rng(0)
     >>> x = np.zeros((5, 10))  # 5 trials of 10 records

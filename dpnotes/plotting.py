@@ -103,3 +103,28 @@ def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
 
     glue(name, fig, display=display)
     plt.close(fig)
+
+
+def markdown_table(frame, *, code_columns: Iterable[str] = ()) -> str:
+    """Render a small DataFrame as a Markdown table (for ``display(Markdown(...))``).
+
+    The book's theme styles Markdown tables (and lets wide ones scroll), which reads
+    better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
+    font; pipes in cell text are escaped.
+    """
+    code = set(code_columns)
+
+    def cell(column: str, value: object) -> str:
+        text = "" if value is None else str(value)
+        text = text.replace("|", "\\|").replace("\n", " ")
+        return f"`{text}`" if column in code and text else text
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = [
+        "| "
+        + " | ".join(cell(c, v) for c, v in zip(frame.columns, row, strict=True))
+        + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *rows])

@@ -365,7 +365,7 @@ def check_math(root: Node, *, mathjax_version: str | None = None) -> Findings:
         if not scripts:
             found.errors.append(
                 f"{len(raw)} math element(s) shown as raw TeX and no MathJax "
-                f"configured, e.g. {example!r}"
+                f"configured, e.g. “{example}”"
             )
         else:
             state = (
@@ -374,7 +374,7 @@ def check_math(root: Node, *, mathjax_version: str | None = None) -> Findings:
                 else f"MathJax did not load from {scripts[0]}"
             )
             found.warnings.append(
-                f"{len(raw)} math element(s) not typeset ({state}), e.g. {example!r}"
+                f"{len(raw)} math element(s) not typeset ({state}), e.g. “{example}”"
             )
     return found
 

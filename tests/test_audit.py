@@ -122,9 +122,9 @@ def test_delta_is_accounted() -> None:
 
 
 def test_bound_holds_across_seeds() -> None:
-    # Coverage: at 95% confidence at most ~5% of independent audits (here 6 of 100 is
-    # allowed) of an exactly
-    # 1-DP mechanism may exceed 1 (Clopper–Pearson is conservative, so far fewer do).
+    # Coverage: at 95% confidence at most ~5% of independent audits of an exactly 1-DP
+    # mechanism may exceed 1 (6 of 100 allowed here; Clopper–Pearson is conservative,
+    # so far fewer do).
     lbs = []
     for r in spawn(123, 100):
         out0 = r.laplace(0.0, 1.0, size=4000)

@@ -114,10 +114,12 @@ def test_real_smoke_profile_of_dp_mean_error(tmp_path):
     table = result.table
     assert set(table.mechanism) == {"laplace", "gaussian"}
     assert (table.rmse > 0).all()
-    # The Laplace mean's error is sqrt(2) (b - a) / (n eps) up to Monte Carlo error.
+    # The Laplace mean's MSE is 2 ((b - a) / (n eps))^2. With 200 trials a cell's
+    # MSE has a relative standard deviation of sqrt(20 / 200) / 2 = 0.16, so the four
+    # cells are pooled (sd 0.08) and checked within 0.3, almost four sd.
     lap = table[table.mechanism == "laplace"]
     ratio = lap.rmse / (np.sqrt(2) / (lap.n * lap.epsilon))
-    assert np.all(np.abs(ratio - 1) < 0.15), ratio.tolist()
+    assert abs(np.mean(ratio**2) - 1) < 0.3, ratio.tolist()
 
 
 def test_same_seed_same_table_other_seed_other_table(tmp_path):

@@ -38,3 +38,15 @@ def test_color_for_is_stable():
 def test_figure_sizes_are_positive():
     for width, height in plotting.FIGSIZE.values():
         assert width > 0 and height > 0
+
+
+def test_markdown_table_escapes_and_formats():
+    import pandas as pd
+
+    text = plotting.markdown_table(
+        pd.DataFrame({"file": ["a|b.csv"], "rows": [3]}), code_columns=["file"]
+    )
+    lines = text.splitlines()
+    assert lines[0] == "| file | rows |"
+    assert lines[1] == "|---|---|"
+    assert lines[2] == "| `a\\|b.csv` | 3 |"

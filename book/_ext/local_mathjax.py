@@ -17,8 +17,10 @@ Where the copy lives, first match wins:
 
 A relative path is taken from the book root. The folder must contain
 ``mathjax/tex-mml-chtml.js``; it is added to ``html_static_path``, so the file
-ends up at ``_static/mathjax/tex-mml-chtml.js`` and ``mathjax_path`` points there. Without the folder the extension changes nothing and the book loads
-MathJax from the CDN (Sphinx's default).
+ends up at ``_static/mathjax/tex-mml-chtml.js`` and ``mathjax_path`` points there.
+Without the folder the extension changes nothing and the book loads MathJax from
+the CDN (Sphinx's default). ``mathjax3_config`` (e.g. TeX macros) applies either
+way.
 
 The folder must not be a ``_static`` folder at the book root: jupyter-book adds
 every ``.js`` file found there to every page.

@@ -73,14 +73,15 @@ def dp_mean_error(
     """
     n, trials = int(cell["n"]), int(config["trials"])
     a, b = config["beta"]
-    # Bound the memory of one trials x n block to about 32 MB.
+    epsilons = list(config["epsilons"])
+    # Bound the memory of one trials x n block to about 32 MB; each block of data sets
+    # is reused for every epsilon (the noise is drawn afresh for each).
     chunk = max(1, min(trials, 4_000_000 // n))
-    rows = []
-    for epsilon in config["epsilons"]:
-        errors = []
-        for start in range(0, trials, chunk):
-            x = rng.beta(a, b, size=(min(chunk, trials - start), n))
-            truth = x.mean(axis=-1)
+    errors: dict[float, list[np.ndarray]] = {eps: [] for eps in epsilons}
+    for start in range(0, trials, chunk):
+        x = rng.beta(a, b, size=(min(chunk, trials - start), n))
+        truth = x.mean(axis=-1)
+        for epsilon in epsilons:
             if cell["mechanism"] == "laplace":
                 est = laplace_mean(x, lower=0.0, upper=1.0, epsilon=epsilon, rng=rng)
             else:
@@ -91,8 +92,10 @@ def dp_mean_error(
                     delta=config["delta"],
                     rng=rng,
                 )
-            errors.append(np.asarray(est) - truth)
-        err = np.concatenate(errors)
+            errors[epsilon].append(np.asarray(est) - truth)
+    rows = []
+    for epsilon in epsilons:
+        err = np.concatenate(errors[epsilon])
         rows.append(
             {
                 "epsilon": epsilon,

@@ -82,12 +82,22 @@ def stable_hash(value: Any, *, length: int = 16) -> str:
 
 
 def _source_digest(module_name: str) -> str:
+    """Hash a module's source; for a package, every ``.py`` file under it."""
     module = importlib.import_module(module_name)
+    digest = hashlib.sha256()
+    paths = getattr(module, "__path__", None)
+    if paths:
+        for folder in map(Path, paths):
+            for file in sorted(folder.rglob("*.py")):
+                digest.update(file.relative_to(folder).as_posix().encode())
+                digest.update(file.read_bytes())
+        return digest.hexdigest()
     try:
         source = inspect.getsource(module)
     except (OSError, TypeError):  # pragma: no cover - frozen or compiled modules
         source = getattr(module, "__version__", module_name)
-    return hashlib.sha256(source.encode()).hexdigest()
+    digest.update(source.encode())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
