@@ -6,6 +6,7 @@ here, so that a method has the same colour in every figure of the book.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Mapping
 
 import matplotlib as mpl
@@ -17,8 +18,10 @@ __all__ = [
     "METHOD_COLORS",
     "PALETTE",
     "color_for",
+    "figure_image",
     "glue_figure",
     "group_palette",
+    "markdown_table",
     "set_style",
 ]
 
@@ -57,8 +60,8 @@ METHOD_COLORS: Mapping[str, str] = {
 #: Figure sizes in inches: one column of the book's text width, full width, and square.
 FIGSIZE: Mapping[str, tuple[float, float]] = {
     "single": (6.4, 4.0),
-    "wide": (10.0, 3.8),
-    "tall": (10.0, 6.8),
+    "wide": (8.0, 3.4),
+    "tall": (8.0, 6.4),
     "square": (4.8, 4.8),
 }
 
@@ -93,15 +96,30 @@ def group_palette(groups: Iterable[object]) -> dict[object, str]:
     return {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
 
 
+def figure_image(fig: plt.Figure, *, dpi: int = 150):
+    """Render ``fig`` to a PNG :class:`IPython.display.Image`.
+
+    Gluing the image rather than the figure object makes the output independent of the
+    kernel's matplotlib backend: with a non-inline backend (``MPLBACKEND=Agg``, say)
+    a figure object has only a text repr, and the book would show
+    ``<Figure size ...>`` instead of the picture.
+    """
+    from IPython.display import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return Image(data=buffer.getvalue(), format="png")
+
+
 def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
-    """Register ``fig`` with myst-nb's glue under ``name`` and close it.
+    """Register ``fig`` with myst-nb's glue under ``name`` as a PNG, and close it.
 
     The chapter then places it with a ``{glue:figure}`` directive that gives it a
     caption and a ``:name:`` so it is numbered and can be cited.
     """
     from myst_nb import glue
 
-    glue(name, fig, display=display)
+    glue(name, figure_image(fig), display=display)
     plt.close(fig)
 
 

@@ -86,6 +86,12 @@ EXCEPTION_LINE = re.compile(
     re.MULTILINE,
 )
 TRACEBACK_TEXT = "Traceback (most recent call last)"
+# A matplotlib figure whose output had no image format (e.g. a kernel started with a
+# non-inline backend) shows up as its text repr instead of a picture.
+UNRENDERED_FIGURE = re.compile(
+    r"<(?:Figure size \d+(?:\.\d+)?x\d+(?:\.\d+)? with \d+ Axes|"
+    r"matplotlib\.figure\.Figure at 0x[0-9a-f]+)>"
+)
 # TeX left in prose: a control word, or $...$ around a sub- or superscript.
 RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\$[^$\s][^$]*[\^_{}][^$]*\$")
 # Markdown code that was not rendered, and a "--option" that smartquotes turned
@@ -278,6 +284,14 @@ def check_outputs(root: Node, *, allow_stderr: bool = False) -> Findings:
             line = match.group(0) if match else TRACEBACK_TEXT
             msg = f"cell output shows an exception: {_short(line)}"
             (found.warnings if expected else found.errors).append(msg)
+    return found
+
+
+def check_figures(root: Node) -> Findings:
+    """Find figures that were rendered as their text repr instead of an image."""
+    found = Findings()
+    for match in UNRENDERED_FIGURE.finditer(root.text()):
+        found.errors.append(f"figure shown as text, not as an image: {match.group(0)}")
     return found
 
 
@@ -545,6 +559,7 @@ def check_page_static(
     root = parse_html(page.read_text(encoding="utf-8", errors="replace"))
     found = Findings()
     found.extend(check_outputs(root, allow_stderr=allow_stderr))
+    found.extend(check_figures(root))
     found.extend(check_references(root))
     found.extend(check_text(root))
     found.extend(check_images(root, page, site))
@@ -559,6 +574,7 @@ def check_dom(
     root = parse_html(dom)
     found = Findings()
     found.extend(check_outputs(root, allow_stderr=allow_stderr))
+    found.extend(check_figures(root))
     found.extend(check_references(root))
     found.extend(check_math(root, mathjax_version=mathjax_version))
     return found

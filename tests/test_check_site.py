@@ -403,3 +403,17 @@ def test_browser_run(site: Path, tmp_path: Path) -> None:
     assert any("browser could not display" in e for e in corrupt)
     index = cs.write_index(list(results.values()), out, site)
     assert "clean.png" in index.read_text()
+
+
+def test_figure_shown_as_text_fails() -> None:
+    # What a glued matplotlib figure becomes when the kernel has no image formatter.
+    body = cell(
+        '<div class="output text_plain highlight-myst-ansi notranslate">'
+        "<pre>&lt;Figure size 1100x418 with 2 Axes&gt;</pre></div>"
+    )
+    findings = cs.check_figures(cs.parse_html(page("f", body)))
+    assert len(findings.errors) == 1
+    assert "Figure size 1100x418 with 2 Axes" in findings.errors[0]
+    assert (
+        cs.check_figures(cs.parse_html(page("ok", cell("<pre>1</pre>")))).errors == []
+    )

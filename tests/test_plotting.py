@@ -50,3 +50,13 @@ def test_markdown_table_escapes_and_formats():
     assert lines[0] == "| file | rows |"
     assert lines[1] == "|---|---|"
     assert lines[2] == "| `a\\|b.csv` | 3 |"
+
+
+def test_figure_image_is_a_png_whatever_the_backend():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    image = plotting.figure_image(fig)
+    plt.close(fig)
+    assert image.format == "png"
+    assert image.data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(image.data) > 1000
