@@ -242,7 +242,3 @@ def get_experiment(name: str) -> Experiment:
             f"{sorted(_REGISTRY)}."
         )
     return _REGISTRY[name]
-
-
-def _module_path(module: str) -> Path:  # pragma: no cover - used by the CLI only
-    return Path(inspect.getfile(importlib.import_module(module)))
