@@ -40,7 +40,9 @@ def _check_k_n(k: int, n: float) -> tuple[int, float]:
     k = check_int(k, "k", minimum=1)
     n = check_positive(n, "n")
     if n < k:
-        raise ValueError(f"need n >= k (at least one record per group), got n={n}, k={k}.")
+        raise ValueError(
+            f"need n >= k (at least one record per group), got n={n}, k={k}."
+        )
     return k, n
 
 
@@ -137,10 +139,14 @@ def expected_log_size_sum(alpha: float, k: int, n: float) -> float:
     alpha = check_positive(alpha, "alpha")
     k = check_int(k, "k", minimum=1)
     n = check_positive(n, "n")
-    return float(k * (special.digamma(alpha) - special.digamma(k * alpha) + math.log(n)))
+    return float(
+        k * (special.digamma(alpha) - special.digamma(k * alpha) + math.log(n))
+    )
 
 
-def laplace_tail_bound(scale: float | np.ndarray, *, gamma: float) -> float | np.ndarray:
+def laplace_tail_bound(
+    scale: float | np.ndarray, *, gamma: float
+) -> float | np.ndarray:
     """Return ``t = scale * log(1 / gamma)``, so that ``P(|Lap(scale)| > t) = gamma``.
 
     The Laplace tail (Def. 5): ``P(|Y| >= t b) = exp(-t)`` for ``Y ~ Lap(b)``.
@@ -176,6 +182,9 @@ def laplace_sum_tail_bound(scales: np.ndarray, *, gamma: float) -> float:
 
     Raises:
         ValueError: If ``gamma`` is not in (0, 1) or a scale is not positive.
+
+    References:
+        chan2011private, Lemma 2.8.
     """
     gamma = check_probability(gamma, "gamma")
     b = check_array(scales, "scales", ndim=1)
@@ -210,7 +219,7 @@ def _as_proportions(values: object, pseudocount: float) -> np.ndarray:
 
 
 def _solve_alpha(target: float, k: int) -> float:
-    """Solve ``psi(a) - psi(k a) = target`` (the score equation of the symmetric MLE)."""
+    """Solve ``psi(a) - psi(k a) = target``, the score equation of the symmetric MLE."""
     # psi(a) - psi(k a) increases from -inf (a -> 0) to -log k (a -> inf); a uniform
     # vector (target = -log k) has its likelihood maximised at infinity.
     if target >= -math.log(k) - 1e-12:
@@ -265,7 +274,8 @@ def fit_dirichlet_alpha(
         TypeError: If a Monte Carlo method gets no ``rng``.
 
     References:
-        rosenblatt2024stratification, Section "Adaptive Private Mean Estimation".
+        rosenblatt2024stratification, Section "Adaptive Private Mean Estimation";
+        minka2000estimating.
 
     >>> round(fit_dirichlet_alpha([0.7, 0.2, 0.1]), 3)
     1.206

@@ -25,8 +25,8 @@ from dpnotes.validation import (
 )
 
 __all__ = [
-    "clipped_laplace_mean",
     "clipped_laplace_half_width",
+    "clipped_laplace_mean",
     "clipped_mean_sensitivity",
     "gaussian_mean",
     "gaussian_mechanism",

@@ -20,7 +20,9 @@ def _check_truth(true: np.ndarray, name: str) -> np.ndarray:
     return t
 
 
-def relative_error(true: float | np.ndarray, estimate: float | np.ndarray) -> np.ndarray:
+def relative_error(
+    true: float | np.ndarray, estimate: float | np.ndarray
+) -> np.ndarray:
     """Return ``|estimate - true| / |true|`` (broadcast over trials).
 
     Raises:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "group_palette",
     "markdown_table",
     "set_style",
+    "simplex_coordinates",
 ]
 
 #: The Okabe–Ito palette (Okabe & Ito 2008), distinguishable under the common forms of
@@ -51,6 +53,8 @@ METHOD_COLORS: Mapping[str, str] = {
     "COINPRESS": PALETTE[0],
     "StratCoinpress": PALETTE[2],
     "PubStratCoinpress": PALETTE[3],
+    "StratCoinpress (paper, leaks sizes)": PALETTE[5],
+    "StratCoinpress (DP counts)": PALETTE[2],
     "DPSGD": PALETTE[0],
     "DPSGD-F": PALETTE[2],
     "Naive": PALETTE[1],
@@ -146,3 +150,25 @@ def markdown_table(frame, *, code_columns: Iterable[str] = ()) -> str:
         for row in frame.itertuples(index=False)
     ]
     return "\n".join([header, rule, *rows])
+
+
+def simplex_coordinates(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Map points of the probability simplex in three coordinates to the plane.
+
+    The corners ``(1, 0, 0)``, ``(0, 1, 0)``, ``(0, 0, 1)`` go to the vertices of an
+    equilateral triangle with unit sides: ``(0, 0)``, ``(1, 0)``, ``(1/2, sqrt(3)/2)``.
+
+    Args:
+        points: Array of shape ``(m, 3)`` whose rows sum to one.
+
+    Returns:
+        The ``x`` and ``y`` coordinates, each of shape ``(m,)``.
+
+    >>> x, y = simplex_coordinates(np.array([[1 / 3, 1 / 3, 1 / 3]]))
+    >>> round(float(x[0]), 3), round(float(y[0]), 3)
+    (0.5, 0.289)
+    """
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[1] != 3:
+        raise ValueError(f"points must have shape (m, 3), got {p.shape}.")
+    return p[:, 1] + 0.5 * p[:, 2], (np.sqrt(3.0) / 2.0) * p[:, 2]

@@ -44,7 +44,10 @@ CellFunction = Callable[..., pd.DataFrame]
 _REGISTRY: dict[str, Experiment] = {}
 
 # Modules that define experiments; importing them fills the registry.
-_EXPERIMENT_MODULES: tuple[str, ...] = ("dpnotes.experiments.dp_basics",)
+_EXPERIMENT_MODULES: tuple[str, ...] = (
+    "dpnotes.experiments.dp_basics",
+    "dpnotes.experiments.stratified_mean",
+)
 
 
 def _jsonable(value: Any) -> Any:

@@ -71,10 +71,10 @@ class CoinpressResult:
 def coinpress_schedule(rho: float, t: int) -> np.ndarray:
     """Split ``rho`` over ``t`` COINPRESS steps: a quarter for the first ``t - 1``.
 
-    The last step produces the estimate, so it gets three quarters of the budget and the
-    ``t - 1`` interval-shrinking steps share the remaining quarter equally. For ``t = 2``
-    this is the split ``(rho / 4, 3 rho / 4)`` of the COINPRESS reference code, which
-    the stratification paper's code also uses.
+    The last step produces the estimate, so it gets three quarters of the budget and
+    the ``t - 1`` interval-shrinking steps share the remaining quarter equally. For
+    ``t = 2`` this is the split ``(rho / 4, 3 rho / 4)`` of the COINPRESS reference
+    code, which the stratification paper's code also uses.
 
     Args:
         rho: Total zCDP budget, positive.

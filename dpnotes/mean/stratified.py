@@ -375,7 +375,9 @@ def stratified_mean(
 
     keep = sizes >= 1.0
     safe_sizes = np.where(keep, sizes, 1.0).reshape(-1)
-    est = _run_estimator(estimator, layout, arr.reshape(-1), safe_sizes, mean_budget, rng)
+    est = _run_estimator(
+        estimator, layout, arr.reshape(-1), safe_sizes, mean_budget, rng
+    )
     est = np.where(keep.reshape(-1), est, np.nan).reshape(t_count, k)
     w_used = np.where(keep, sizes, 0.0)
     row_sums = w_used.sum(axis=1, keepdims=True)
@@ -494,7 +496,7 @@ def split_holdout(
         ``(x_private, groups_private, groups_holdout)``, with the trial axis kept.
 
     Raises:
-        ValueError: If the shapes disagree, ``fraction`` is outside (0, 1), or ``n < 2``.
+        ValueError: If the shapes disagree, ``fraction`` is outside (0, 1) or ``n < 2``.
     """
     arr = check_array(x, "x")
     fraction = check_probability(fraction, "fraction")

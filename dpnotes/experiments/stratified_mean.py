@@ -1,0 +1,736 @@
+"""Experiments of the part "Stratified mean estimation" (Rosenblatt et al., 2024).
+
+- ``log_size_sum``: Figure 1, ``E[sum_i log |G_i|]`` against the Dirichlet ``alpha``,
+  with the worst and best cases and a Monte Carlo overlay.
+- ``laplace_bound_check``: the stratified clipped-Laplace error against its bounds
+  (Prop. 8 and Thm. 9) as the number of groups grows.
+- ``ny_race_alpha``: the worked example of the race groups of New York: ``alpha``
+  fitted three ways and the paper's "better than the worst case" claim recomputed.
+- ``strat_mean_synthetic``: Figures 3, 6 and 7, COINPRESS and its stratified variants
+  on Gaussian mixtures, against ``n``, ``k`` and ``alpha``.
+- ``strat_mean_census``: Figures 2 and 8, the same methods on four ACS variables with
+  groups from intersections of sex, race, age and disability.
+- ``census_descriptive``: the appendix D descriptive table of the state used.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dpnotes import bounds
+from dpnotes.data import sample_gaussian_mixture
+from dpnotes.experiments.registry import register
+from dpnotes.mean import (
+    ClippedLaplace,
+    Coinpress,
+    PrivatisedCounts,
+    coinpress_mean,
+    holdout_weights,
+    stratified_mean,
+)
+from dpnotes.metrics import parity_error
+
+_DEPENDS = (
+    "dpnotes.mean",
+    "dpnotes.mechanisms",
+    "dpnotes.bounds",
+    "dpnotes.metrics",
+    "dpnotes.data",
+)
+
+# --------------------------------------------------------------------------- Figure 1
+
+_LOG_SUM_PROFILES = {
+    "smoke": {"ks": [5], "n": 10_000, "alphas": [0.2, 0.5, 0.9], "runs": 50},
+    "quick": {
+        "ks": [3, 10, 30],
+        "n": 10_000,
+        "alphas": np.round(np.linspace(0.2, 0.95, 16), 4).tolist(),
+        "runs": 50,
+    },
+    "paper": {
+        "ks": [3, 10, 30],
+        "n": 10_000,
+        "alphas": np.round(np.linspace(0.2, 0.99, 80), 4).tolist(),
+        "runs": 50,
+    },
+}
+
+
+@register(
+    name="log_size_sum",
+    title="Figure 1: E[sum log|G_i|] under Dirichlet group proportions",
+    profiles=_LOG_SUM_PROFILES,
+    grid=lambda config: [{"k": int(k)} for k in config["ks"]],
+    depends=_DEPENDS,
+    figure="fig-log-size-sum",
+)
+def log_size_sum(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Compare the closed form of Thm. 9 with Monte Carlo draws, for one ``k``.
+
+    Each of ``runs`` draws is ``g ~ Dirichlet(alpha)``. The continuous sizes ``n g_i``
+    are what Thm. 9 is about (the formula is exact for them); the integer sizes are
+    what a data set has: ``n g`` rounded by largest remainder with every group given at
+    least one record (the sizes :func:`dpnotes.data.sample_gaussian_mixture` uses).
+    """
+    k, n, runs = int(cell["k"]), int(config["n"]), int(config["runs"])
+    rows = []
+    for alpha in config["alphas"]:
+        sample = [
+            sample_gaussian_mixture(n, k, alpha, rng=rng, shuffle=False)
+            for _ in range(runs)
+        ]
+        continuous = np.array([np.log(n * s.proportions).sum() for s in sample])
+        integer = np.array([np.log(s.sizes).sum() for s in sample])
+        rows.append(
+            {
+                "alpha": float(alpha),
+                "n": n,
+                "runs": runs,
+                "expected": bounds.expected_log_size_sum(alpha, k, n),
+                "worst": bounds.worst_case_log_size_sum(k, n),
+                "best_paper": bounds.best_case_log_size_sum(k, n),
+                "min_exact": bounds.min_log_size_sum(k, n),
+                "mc_continuous_mean": float(continuous.mean()),
+                "mc_continuous_sd": float(continuous.std(ddof=1)),
+                "mc_integer_mean": float(integer.mean()),
+                "mc_integer_sd": float(integer.std(ddof=1)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# -------------------------------------------------------- bounds vs observed error
+
+_BOUND_PROFILES = {
+    "smoke": {
+        "ks": [1, 4],
+        "n": 5_000,
+        "alpha": 0.5,
+        "R": 3.0,
+        "gamma": 0.05,
+        "epsilon": 1.0,
+        "runs": 20,
+        "noise_draws": 10,
+    },
+    "quick": {
+        "ks": [1, 2, 4, 8, 16, 32, 64],
+        "n": 10_000,
+        "alpha": 0.5,
+        "R": 3.0,
+        "gamma": 0.05,
+        "epsilon": 1.0,
+        "runs": 50,
+        "noise_draws": 20,
+    },
+    "paper": {
+        "ks": [1, 2, 4, 8, 16, 32, 64, 128],
+        "n": 10_000,
+        "alpha": 0.5,
+        "R": 3.0,
+        "gamma": 0.05,
+        "epsilon": 1.0,
+        "runs": 50,
+        "noise_draws": 40,
+    },
+}
+
+
+@register(
+    name="laplace_bound_check",
+    title="Stratified clipped-Laplace error against the bounds of Prop. 8 and Thm. 9",
+    profiles=_BOUND_PROFILES,
+    grid=lambda config: [{"k": int(k)} for k in config["ks"]],
+    depends=_DEPENDS,
+    figure="fig-bound-check",
+)
+def laplace_bound_check(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Measure the ``1 - gamma`` quantile of the error and the bounds at one ``k``.
+
+    ``runs`` mixtures (Dirichlet(alpha) sizes, means uniform in ``[-R, R]``); on each,
+    ``noise_draws`` releases of the stratified estimator of the theory (Eq. 1 in every
+    group, the true sizes as weights, as analysed in Prop. 8). The error is measured
+    against the data mean, so it is the cost of privacy alone.
+    """
+    k, n = int(cell["k"]), int(config["n"])
+    R, gamma, eps = float(config["R"]), float(config["gamma"]), float(config["epsilon"])
+    runs, draws = int(config["runs"]), int(config["noise_draws"])
+    errors, data_bounds = [], []
+    for _ in range(runs):
+        s = sample_gaussian_mixture(
+            n, k, config["alpha"], rng=rng, mean_distribution="uniform", mean_scale=R
+        )
+        x = np.broadcast_to(s.x, (draws, n))
+        res = stratified_mean(
+            x,
+            s.groups,
+            public_groups=s.public_groups,
+            estimator=ClippedLaplace(R=R, gamma=gamma),
+            weights="private_sizes",
+            leak_group_sizes=True,
+            epsilon=eps,
+            rng=rng,
+        )
+        errors.append(np.abs(res.estimate - s.x.mean()))
+        data_bounds.append(
+            bounds.stratified_laplace_error_bound(
+                s.sizes[s.sizes > 0], R=R, gamma=gamma, epsilon=eps
+            )
+        )
+    err = np.concatenate(errors)
+    return pd.DataFrame(
+        [
+            {
+                "n": n,
+                "runs": runs,
+                "noise_draws": draws,
+                "error_quantile": float(np.quantile(err, 1 - gamma)),
+                "error_mean": float(err.mean()),
+                "bound_data": float(np.mean(data_bounds)),
+                "bound_worst": bounds.worst_case_error_bound(
+                    k, n, R=R, gamma=gamma, epsilon=eps
+                ),
+                "bound_expected": bounds.expected_case_error_bound(
+                    config["alpha"], k, n, R=R, gamma=gamma, epsilon=eps
+                ),
+                "bound_unstratified": bounds.laplace_tail_bound(
+                    2 * (R + math.sqrt(math.log(n / gamma))) / (n * eps), gamma=gamma
+                ),
+            }
+        ]
+    )
+
+
+# ------------------------------------------------------------ New York race example
+
+#: RAC1P codes 1-9 (ACS PUMS 2018 data dictionary), the public list of race groups.
+RACE_LABELS: dict[int, str] = {
+    1: "White alone",
+    2: "Black or African American alone",
+    3: "American Indian alone",
+    4: "Alaska Native alone",
+    5: "American Indian and Alaska Native tribes specified",
+    6: "Asian alone",
+    7: "Native Hawaiian and Other Pacific Islander alone",
+    8: "Some Other Race alone",
+    9: "Two or More Races",
+}
+
+_ALPHA_PROFILES = {
+    "smoke": {
+        "sources": ["NY-extract"],
+        "draws": 1_000,
+        "reference_n": [200_000],
+        "paper_alpha": 0.13,
+    },
+    "quick": {
+        "sources": ["NY-extract", "NM"],
+        "draws": 5_000,
+        "reference_n": [20_000, 200_000],
+        "paper_alpha": 0.13,
+    },
+    "paper": {
+        "sources": ["NY-extract", "NM"],
+        "draws": 20_000,
+        "reference_n": [20_000, 200_000],
+        "paper_alpha": 0.13,
+    },
+}
+
+
+def _alpha_datasets(config: Mapping[str, Any]) -> list[str]:
+    out = []
+    for source in config["sources"]:
+        if source == "NY-extract":
+            out.append("acs/extracts/ACSEmployment_NY_2018_sample20000.csv")
+        else:
+            out.append(f"acs/2018/1-Year/psam_p{_state_fips(source)}.csv")
+    return out
+
+
+def _state_fips(state: str) -> str:
+    from dpnotes.data.acs import ACS_STATE_CODES
+
+    return ACS_STATE_CODES[state]
+
+
+def race_counts(source: str) -> pd.Series:
+    """Return the RAC1P counts (all nine codes, zeros kept) of a data source.
+
+    Args:
+        source: ``"NY-extract"`` (the 20,000-row New York ACSEmployment sample) or a
+            state abbreviation whose 2018 person file is available.
+    """
+    if source == "NY-extract":
+        from dpnotes.data import load_acs_extract
+
+        frame = load_acs_extract()
+    else:
+        frame = _person_table(source)
+    counts = frame["RAC1P"].astype(int).value_counts()
+    return counts.reindex(list(RACE_LABELS), fill_value=0).rename("count")
+
+
+@register(
+    name="ny_race_alpha",
+    title="Dirichlet alpha of the race groups, and the paper's 80% claim",
+    profiles=_ALPHA_PROFILES,
+    grid=lambda config: [{"source": s} for s in config["sources"]],
+    datasets=_alpha_datasets,
+    depends=_DEPENDS,
+)
+def ny_race_alpha(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Fit ``alpha`` to the race proportions and recompute "better than worst case".
+
+    For every fit and every reference ``n`` the table has the worst case
+    ``W = k log(n/k)``, the Dirichlet expectation ``E``, the paper's best case ``B``
+    and three readings of "x% better than the worst case": ``(W - E) / (W - B)`` (the
+    position of ``E`` between the worst and best case), ``1 - E / W``, and the relative
+    reduction of the ``sqrt(k R^2 + sum log n_i)`` factor of the error bound at
+    ``R = 0`` (``1 - sqrt(E / W)``).
+    """
+    counts = race_counts(cell["source"])
+    k = len(counts)
+    p = counts.to_numpy(dtype=float)
+    fits = {
+        "mle": bounds.fit_dirichlet_alpha(p, method="mle", pseudocount=0.5),
+        "mc-moment": bounds.fit_dirichlet_alpha(
+            p, method="mc-moment", pseudocount=0.5, rng=rng, draws=config["draws"]
+        ),
+        "mc-sorted": bounds.fit_dirichlet_alpha(
+            p, method="mc-sorted", pseudocount=0.5, rng=rng, draws=config["draws"]
+        ),
+        # The paper's reported value, to evaluate its claim under each reading.
+        "paper": float(config["paper_alpha"]),
+    }
+    rows = []
+    for method, alpha in fits.items():
+        for n_ref in sorted({int(counts.sum()), *config["reference_n"]}):
+            W = bounds.worst_case_log_size_sum(k, n_ref)
+            B = bounds.best_case_log_size_sum(k, n_ref)
+            E = bounds.expected_log_size_sum(alpha, k, n_ref)
+            rows.append(
+                {
+                    "source": cell["source"],
+                    "records": int(counts.sum()),
+                    "k": k,
+                    "empty_groups": int((counts == 0).sum()),
+                    "method": method,
+                    "alpha": alpha,
+                    "n": n_ref,
+                    "worst": W,
+                    "expected": E,
+                    "best_paper": B,
+                    "observed": float(np.log(np.maximum(p, 0.5)).sum())
+                    + math.log(n_ref / counts.sum()) * k,
+                    "gain_between": (W - E) / (W - B),
+                    "gain_ratio": 1 - E / W,
+                    "gain_sqrt": 1 - math.sqrt(max(E, 0.0) / W),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------ Figures 3, 6 and 7
+
+METHODS: tuple[str, ...] = (
+    "COINPRESS",
+    "StratCoinpress (paper, leaks sizes)",
+    "StratCoinpress (DP counts)",
+    "PubStratCoinpress",
+)
+
+_SYNTH_BASE = {
+    "rho": 0.5,
+    "t": 2,
+    "interval": [-3.0, 3.0],
+    "sigma": 1.0,
+    "beta": 0.01,
+    "count_share": 0.1,
+    "public_fraction": 0.5,
+    "fixed": {"n": 10_000, "k": 3, "alpha": 0.3},
+}
+
+_SYNTH_PROFILES = {
+    "smoke": {
+        **_SYNTH_BASE,
+        "runs": 10,
+        "sweeps": {"n": [2_000, 10_000], "k": [3, 12], "alpha": [0.1, 10.0]},
+    },
+    "quick": {
+        **_SYNTH_BASE,
+        "runs": 20,
+        "sweeps": {
+            "n": [2_000, 4_000, 6_000, 8_000, 10_000],
+            "k": [2, 3, 6, 12, 24, 48],
+            "alpha": [0.01, 0.1, 1.0, 10.0, 100.0],
+        },
+    },
+    "paper": {
+        **_SYNTH_BASE,
+        "runs": 50,
+        "sweeps": {
+            "n": [2_000, 4_000, 6_000, 8_000, 10_000, 20_000, 50_000],
+            "k": [2, 3, 4, 6, 8, 12, 16, 24, 32, 48],
+            "alpha": np.round(np.logspace(-2, 2, 9), 4).tolist(),
+        },
+    },
+}
+
+
+def _synth_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"sweep": sweep, "value": value}
+        for sweep, values in config["sweeps"].items()
+        for value in values
+    ]
+
+
+def _synthetic_runs(
+    n: int, k: int, alpha: float, runs: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw ``runs`` mixtures of ``2 n`` points: a private half and a public half."""
+    xs, gs = [], []
+    for _ in range(runs):
+        s = sample_gaussian_mixture(2 * n, k, alpha, rng=rng)  # shuffled
+        xs.append(s.x)
+        gs.append(s.groups)
+    x, g = np.stack(xs), np.stack(gs)
+    return x[:, :n], g[:, :n], g[:, n:]
+
+
+def compare_methods(
+    x: np.ndarray,
+    groups: np.ndarray,
+    holdout_groups: np.ndarray,
+    *,
+    public_groups: Sequence[Any],
+    config: Mapping[str, Any],
+    rng: np.random.Generator,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Run the four methods on ``runs`` private samples at once.
+
+    Args:
+        x: Private values, shape ``(runs, n)``.
+        groups: Their group labels, same shape.
+        holdout_groups: Labels of the public holdout of every run, ``(runs, h)``.
+        public_groups: The public list of groups.
+        config: ``rho``, ``t``, ``interval``, ``sigma``, ``beta``, ``count_share``.
+        rng: The random generator.
+
+    Returns:
+        ``{method: (overall estimates (runs,), group estimates (runs, k))}``; the
+        non-stratified COINPRESS uses its overall estimate for every group.
+    """
+    lower, upper = config["interval"]
+    est = Coinpress(
+        lower=lower,
+        upper=upper,
+        t=config["t"],
+        sigma=config["sigma"],
+        beta=config["beta"],
+    )
+    k = len(public_groups)
+    rho = config["rho"]
+    overall = coinpress_mean(
+        x,
+        lower=lower,
+        upper=upper,
+        rho=rho,
+        t=config["t"],
+        sigma=config["sigma"],
+        beta=config["beta"],
+        rng=rng,
+    )
+    out = {"COINPRESS": (overall, np.repeat(overall[:, None], k, axis=1))}
+    variants = {
+        "StratCoinpress (paper, leaks sizes)": "private_sizes",
+        "StratCoinpress (DP counts)": PrivatisedCounts(share=config["count_share"]),
+        "PubStratCoinpress": holdout_weights(holdout_groups, public_groups),
+    }
+    for name, weights in variants.items():
+        res = stratified_mean(
+            x,
+            groups,
+            public_groups=public_groups,
+            estimator=est,
+            weights=weights,
+            leak_group_sizes=isinstance(weights, str),
+            rho=rho,
+            rng=rng,
+        )
+        out[name] = (res.estimate, res.group_estimates)
+    return out
+
+
+@register(
+    name="strat_mean_synthetic",
+    title="Figures 3, 6, 7: COINPRESS and stratified COINPRESS on Gaussian mixtures",
+    profiles=_SYNTH_PROFILES,
+    grid=_synth_grid,
+    depends=_DEPENDS,
+    figure="fig-synthetic-n",
+)
+def strat_mean_synthetic(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Error of the four methods at one setting of ``(n, k, alpha)``.
+
+    Every run draws a new mixture of ``2 n`` points (Dirichlet(alpha) proportions,
+    group means N(0, 1), unit variance); the first ``n`` points (a random half, the data
+    are shuffled) are private, the rest is the public holdout that only
+    PubStratCoinpress uses. The error is the absolute difference to the private half's
+    mean.
+    """
+    setting = dict(config["fixed"])
+    setting[cell["sweep"]] = cell["value"]
+    n, k, alpha = int(setting["n"]), int(setting["k"]), float(setting["alpha"])
+    runs = int(config["runs"])
+    x, g, g_pub = _synthetic_runs(n, k, alpha, runs, rng)
+    truth = x.mean(axis=1)
+    results = compare_methods(
+        x, g, g_pub, public_groups=tuple(range(k)), config=config, rng=rng
+    )
+    rows = []
+    for method, (overall, _) in results.items():
+        err = np.abs(overall - truth)
+        rows.append(
+            {
+                "n": n,
+                "k": k,
+                "alpha": alpha,
+                "method": method,
+                "mae": float(err.mean()),
+                "sd": float(err.std(ddof=1)),
+                "se": float(err.std(ddof=1) / math.sqrt(runs)),
+                "runs": runs,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------ Figures 2 and 8
+
+#: Public age buckets (years): [0, 18), [18, 30), [30, 45), [45, 65), [65, inf).
+AGE_EDGES: tuple[int, ...] = (18, 30, 45, 65)
+
+#: Levels of each grouping attribute, fixed by the ACS code lists (not by the data).
+ATTRIBUTE_LEVELS: dict[str, int] = {"SEX": 2, "RAC1P": 9, "AGE": 5, "DIS": 2}
+
+#: Per variable: a public interval for the mean and a public bound on the spread.
+#: The intervals come from the variables' code ranges in the PUMS data dictionary; the
+#: spreads are generous round numbers from domain knowledge.
+CENSUS_VARIABLES: dict[str, dict[str, float]] = {
+    "SCHL": {"lower": 1.0, "upper": 24.0, "sigma": 6.0},
+    "WKHP": {"lower": 1.0, "upper": 99.0, "sigma": 20.0},
+    "JWMNP": {"lower": 1.0, "upper": 200.0, "sigma": 30.0},
+    "PINCP": {"lower": -20_000.0, "upper": 1_000_000.0, "sigma": 60_000.0},
+}
+
+_CENSUS_BASE = {
+    "state": "NM",
+    "year": 2018,
+    "rho": 0.5,
+    "t": 2,
+    "beta": 0.01,
+    "count_share": 0.1,
+    "public_fraction": 0.5,
+    "variables": CENSUS_VARIABLES,
+}
+
+_ALL_SUBSETS = [
+    list(c)
+    for r in range(1, 5)
+    for c in itertools.combinations(["SEX", "RAC1P", "AGE", "DIS"], r)
+]
+
+_CENSUS_PROFILES = {
+    "smoke": {
+        **_CENSUS_BASE,
+        "runs": 5,
+        "variables": {"SCHL": CENSUS_VARIABLES["SCHL"]},
+        "subsets": [["SEX"], ["SEX", "RAC1P"]],
+    },
+    "quick": {**_CENSUS_BASE, "runs": 20, "subsets": _ALL_SUBSETS},
+    "paper": {**_CENSUS_BASE, "runs": 50, "subsets": _ALL_SUBSETS},
+}
+
+
+@functools.lru_cache(maxsize=4)
+def _person_table(state: str, year: int = 2018) -> pd.DataFrame:
+    from dpnotes.data import load_acs_person
+
+    return load_acs_person(state, year)
+
+
+def census_groups(frame: pd.DataFrame, attributes: Sequence[str]) -> np.ndarray:
+    """Return each person's group code for the intersection of ``attributes``.
+
+    The code is the mixed-radix number of the attribute levels (SEX 1-2, RAC1P 1-9,
+    AGE bucket 0-4 from :data:`AGE_EDGES`, DIS 1-2), so the public list of groups is
+    ``range(prod of the levels)`` whether or not a group occurs in the data.
+    """
+    codes = np.zeros(len(frame), dtype=np.int64)
+    for attr in attributes:
+        if attr == "AGE":
+            level = np.searchsorted(AGE_EDGES, frame["AGEP"].to_numpy(), side="right")
+        else:
+            level = frame[attr].to_numpy(dtype=np.int64) - 1
+        codes = codes * ATTRIBUTE_LEVELS[attr] + level
+    return codes
+
+
+def _census_datasets(config: Mapping[str, Any]) -> list[str]:
+    return [f"acs/{config['year']}/1-Year/psam_p{_state_fips(config['state'])}.csv"]
+
+
+def _census_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"variable": v, "attributes": list(s)}
+        for v in config["variables"]
+        for s in config["subsets"]
+    ]
+
+
+@register(
+    name="strat_mean_census",
+    title="Figures 2 and 8: stratified COINPRESS on ACS variables, k by intersections",
+    profiles=_CENSUS_PROFILES,
+    grid=_census_grid,
+    datasets=_census_datasets,
+    depends=_DEPENDS,
+    figure="fig-census-error",
+)
+def strat_mean_census(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Normalised error and parity error of the four methods, one variable and grouping.
+
+    Records where the variable is missing ("not applicable": e.g. WKHP for people who
+    did not work in the past 12 months, JWMNP for people who did not commute) are
+    outside the variable's universe and are dropped, as in the paper; the size of each
+    universe is treated as public. Each run splits the remaining records at random into
+    a private half (used by every method) and a public holdout (used only for the
+    weights of PubStratCoinpress). Errors are against the private half: the normalised
+    error is ``|estimate - mean| / |mean|`` and the parity error is Definition 10 over
+    the groups present in the private half.
+    """
+    frame = _person_table(config["state"], config["year"])
+    variable, attributes = cell["variable"], list(cell["attributes"])
+    spec = config["variables"][variable]
+    keep = frame[variable].notna().to_numpy()
+    values = frame[variable].to_numpy(dtype=float)[keep]
+    groups_all = census_groups(frame, attributes)[keep]
+    k = int(np.prod([ATTRIBUTE_LEVELS[a] for a in attributes]))
+    runs, n_all = int(config["runs"]), values.size
+    n_pub = round(config["public_fraction"] * n_all)
+    order = np.argsort(rng.random((runs, n_all)), axis=1)
+    priv, pub = order[:, n_pub:], order[:, :n_pub]
+    x, g, g_pub = values[priv], groups_all[priv], groups_all[pub]
+    method_config = {
+        "rho": config["rho"],
+        "t": config["t"],
+        "beta": config["beta"],
+        "count_share": config["count_share"],
+        "interval": [spec["lower"], spec["upper"]],
+        "sigma": spec["sigma"],
+    }
+    results = compare_methods(
+        x, g, g_pub, public_groups=tuple(range(k)), config=method_config, rng=rng
+    )
+    # True values per run: the private half's overall and group means.
+    truth = x.mean(axis=1)
+    seg = (np.arange(runs)[:, None] * k + g).reshape(-1)
+    sums = np.bincount(seg, weights=x.reshape(-1), minlength=runs * k).reshape(runs, k)
+    counts = np.bincount(seg, minlength=runs * k).reshape(runs, k)
+    rows = []
+    for method, (overall, group_est) in results.items():
+        norm_err = np.abs(overall - truth) / np.abs(truth)
+        pe, mean_group = [], []
+        for r in range(runs):
+            present = counts[r] > 0
+            true_groups = sums[r, present] / counts[r, present]
+            nonzero = true_groups != 0
+            est_groups = np.nan_to_num(group_est[r, present], nan=overall[r])
+            pe.append(
+                parity_error(
+                    (truth[r], true_groups[nonzero]),
+                    (overall[r], est_groups[nonzero]),
+                    omega=1.0 / k,
+                )
+            )
+            mean_group.append(
+                np.mean(
+                    np.abs(est_groups[nonzero] - true_groups[nonzero])
+                    / np.abs(true_groups[nonzero])
+                )
+            )
+        rows.append(
+            {
+                "state": config["state"],
+                "variable": variable,
+                "attributes": "×".join(attributes),
+                "k": k,
+                "k_present": int((counts > 0).sum(axis=1).mean()),
+                "n_private": int(x.shape[1]),
+                "method": method,
+                "normalised_error": float(norm_err.mean()),
+                "normalised_error_se": float(norm_err.std(ddof=1) / math.sqrt(runs)),
+                "parity_error": float(np.mean(pe)),
+                "parity_error_se": float(np.std(pe, ddof=1) / math.sqrt(runs)),
+                "mean_group_error": float(np.mean(mean_group)),
+                "runs": runs,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+_DESCRIPTIVE_PROFILES = {
+    p: {"state": "NM", "year": 2018, "variables": list(CENSUS_VARIABLES)}
+    for p in ("smoke", "quick", "paper")
+}
+
+
+@register(
+    name="census_descriptive",
+    title="Appendix D: descriptive statistics of the census variables",
+    profiles=_DESCRIPTIVE_PROFILES,
+    grid=lambda config: [{"variable": v} for v in config["variables"]],
+    datasets=_census_datasets,
+    depends=_DEPENDS,
+)
+def census_descriptive(
+    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Describe one variable of the state's person file (no privacy; public data)."""
+    frame = _person_table(config["state"], config["year"])
+    col = frame[cell["variable"]]
+    v = col.dropna()
+    return pd.DataFrame(
+        [
+            {
+                "state": config["state"],
+                "variable": cell["variable"],
+                "records": len(col),
+                "missing": int(col.isna().sum()),
+                "mean": float(v.mean()),
+                "sd": float(v.std()),
+                "min": float(v.min()),
+                "median": float(v.median()),
+                "max": float(v.max()),
+            }
+        ]
+    )
