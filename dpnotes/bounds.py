@@ -337,6 +337,20 @@ def _laplace_scales(
     return 2.0 * h / (n * epsilon)
 
 
+def _sum_bound(
+    sum_sq: float, k: int, n: float, R: float, gamma: float, epsilon: float
+) -> float:
+    """Apply the Laplace-sum bound given (an upper bound on) the squared scales."""
+    log_term = math.log(2.0 / gamma)
+    b_max = 2.0 * (R + math.sqrt(math.log(n / gamma))) / (n * epsilon)
+    nu = max(math.sqrt(sum_sq), b_max * math.sqrt(log_term))
+    bound = nu * math.sqrt(8.0 * log_term)
+    if k == 1:
+        # One group: the exact Laplace tail is tighter (as in laplace_sum_tail_bound).
+        bound = min(bound, b_max * math.log(1.0 / gamma))
+    return bound
+
+
 def stratified_laplace_error_bound(
     sizes: np.ndarray, *, R: float, gamma: float, epsilon: float
 ) -> float:
@@ -397,13 +411,10 @@ def worst_case_error_bound(
     R = check_positive(R, "R")
     gamma = check_probability(gamma, "gamma")
     epsilon = check_positive(epsilon, "epsilon")
-    log_term = math.log(2.0 / gamma)
     sum_sq = (8.0 / (n * epsilon) ** 2) * (
         k * R**2 + k * math.log(1.0 / gamma) + worst_case_log_size_sum(k, n)
     )
-    b_max = 2.0 * (R + math.sqrt(math.log(n / gamma))) / (n * epsilon)
-    nu = max(math.sqrt(sum_sq), b_max * math.sqrt(log_term))
-    return nu * math.sqrt(8.0 * log_term)
+    return _sum_bound(sum_sq, k, n, R, gamma, epsilon)
 
 
 def expected_case_error_bound(
@@ -424,10 +435,7 @@ def expected_case_error_bound(
     R = check_positive(R, "R")
     gamma = check_probability(gamma, "gamma")
     epsilon = check_positive(epsilon, "epsilon")
-    log_term = math.log(2.0 / gamma)
     sum_sq = (8.0 / (n * epsilon) ** 2) * (
         k * R**2 + k * math.log(1.0 / gamma) + expected_log_size_sum(alpha, k, n)
     )
-    b_max = 2.0 * (R + math.sqrt(math.log(n / gamma))) / (n * epsilon)
-    nu = max(math.sqrt(sum_sq), b_max * math.sqrt(log_term))
-    return nu * math.sqrt(8.0 * log_term)
+    return _sum_bound(sum_sq, k, n, R, gamma, epsilon)

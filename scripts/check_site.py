@@ -98,6 +98,9 @@ RAW_TEX = re.compile(r"\\[A-Za-z]{2,}|\$[^$\s][^$]*[\^_{}][^$]*\$")
 # into an en dash (a command copied from the page would then fail).
 RAW_BACKTICKS = re.compile(r"`[^`\s][^`]*`")
 EN_DASH_OPTION = re.compile(r"(?:^|\s)\u2013[a-z][\w-]+")
+# A Markdown table rendered as a paragraph (e.g. a cell output in a format without
+# tables): its delimiter row "|---|---|" shows up in the text.
+RAW_TABLE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
 # Script errors that every jupyter-book 1.0 page raises, not caused by the book:
 # sphinx-thebe's inline "const THEBE_JS_URL = ..." ends up twice in each page.
 KNOWN_JS_NOISE = ("Identifier 'THEBE_JS_URL' has already been declared",)
@@ -312,6 +315,23 @@ def check_references(root: Node) -> Findings:
                 found.warnings.append(f"unlinked cross-reference: {target!r}")
             else:
                 found.errors.append(f"unresolved cross-reference: {target!r}")
+    return found
+
+
+def check_tables(root: Node) -> Findings:
+    """Find Markdown tables shown as text, in prose and in cell outputs alike."""
+    found = Findings()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if node.tag in RAW_TEX_SKIP_TAGS:
+            continue
+        text = "".join(c for c in node.children if isinstance(c, str))
+        if match := RAW_TABLE.search(text):
+            start = max(match.start() - 40, 0)
+            snippet = _short(text[start : match.end() + 20], 90)
+            found.errors.append(f"Markdown table shown as text: “{snippet}”")
+        stack.extend(c for c in node.children if isinstance(c, Node))
     return found
 
 
@@ -562,6 +582,7 @@ def check_page_static(
     found.extend(check_figures(root))
     found.extend(check_references(root))
     found.extend(check_text(root))
+    found.extend(check_tables(root))
     found.extend(check_images(root, page, site))
     found.extend(check_links(root, page, site))
     return found, root

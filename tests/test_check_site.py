@@ -417,3 +417,15 @@ def test_figure_shown_as_text_fails() -> None:
     assert (
         cs.check_figures(cs.parse_html(page("ok", cell("<pre>1</pre>")))).errors == []
     )
+
+
+def test_markdown_table_shown_as_text_fails() -> None:
+    raw = '<div class="cell_output"><p>| a | b | |---|---| | 1 | 2 |</p></div>'
+    findings = cs.check_tables(cs.parse_html(page("t", raw)))
+    assert len(findings.errors) == 1
+    assert findings.errors[0].startswith("Markdown table shown as text")
+    rendered = (
+        "<table><tr><th>a</th></tr><tr><td>1</td></tr></table>"
+        "<pre>| a |\n|---|</pre><p>a | b, not a table</p>"
+    )
+    assert not cs.check_tables(cs.parse_html(page("t", rendered))).errors

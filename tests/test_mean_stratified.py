@@ -160,6 +160,7 @@ def test_private_sizes_needs_the_leak_flag(estimator) -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=DeprecationWarning,
     reason="forward-compat bug: _group_codes builds pd.Categorical from labels outside "
     "the categories, deprecated in pandas 3 (Pandas4Warning) and an error in pandas 4, "
     "so the helpful check_groups message would be replaced by pandas' own",

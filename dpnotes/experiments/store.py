@@ -104,6 +104,11 @@ class StoredResult:
         return str(self.meta.get("config_hash", ""))
 
     @property
+    def config(self) -> Mapping[str, Any]:
+        """The profile's configuration that produced the table."""
+        return self.meta.get("config", {})
+
+    @property
     def datasets(self) -> list[str]:
         return [d["name"] for d in self.meta.get("datasets", [])] or ["synthetic data"]
 
