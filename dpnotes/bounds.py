@@ -86,7 +86,8 @@ def best_case_log_size_sum(k: int, n: float) -> float:
     minimum of ``sum_i log |G_i|`` over integer sizes of at least one record, which is
     ``log(n - k + 1)`` (:func:`min_log_size_sum`, ``k - 1`` singletons); it matches the
     configuration of ``k - 1`` groups of ``e`` records (``log e = 1``) and one large
-    group, up to replacing ``(k - 1) e`` by ``k`` inside the logarithm.
+    group, up to replacing ``(k - 1) e`` by ``k`` inside the logarithm. For ``k = 1``
+    it is ``log(n - 1)``, below the only possible value ``log n``.
 
     Raises:
         ValueError: If ``k < 1`` or ``n <= k``.
@@ -420,10 +421,14 @@ def worst_case_error_bound(
 def expected_case_error_bound(
     alpha: float, k: int, n: float, *, R: float, gamma: float, epsilon: float
 ) -> float:
-    """The bound of :func:`worst_case_error_bound` with ``sum_i log n_i`` replaced by
-    its expectation ``k (psi(alpha) - psi(k alpha) + log n)`` under a symmetric
-    Dirichlet model (Thm. 9). By Jensen's inequality (the bound is concave in the sum)
-    this bounds the expected value of the size-dependent bound.
+    """The bound of :func:`worst_case_error_bound` at the expected ``sum_i log n_i``.
+
+    ``sum_i log n_i`` is replaced by its expectation ``k (psi(alpha) - psi(k alpha) +
+    log n)`` under a symmetric Dirichlet model (Thm. 9): the bound for a typical draw
+    of group sizes, not a bound that holds for every draw. For small ``alpha`` the
+    expectation counts groups of a fraction of a record and can fall below what any
+    data set with non-empty groups attains; it is then floored at
+    :func:`min_log_size_sum`.
 
     Raises:
         ValueError: If a parameter is invalid.
@@ -436,6 +441,8 @@ def expected_case_error_bound(
     gamma = check_probability(gamma, "gamma")
     epsilon = check_positive(epsilon, "epsilon")
     sum_sq = (8.0 / (n * epsilon) ** 2) * (
-        k * R**2 + k * math.log(1.0 / gamma) + expected_log_size_sum(alpha, k, n)
+        k * R**2
+        + k * math.log(1.0 / gamma)
+        + max(expected_log_size_sum(alpha, k, n), min_log_size_sum(k, n))
     )
     return _sum_bound(sum_sq, k, n, R, gamma, epsilon)

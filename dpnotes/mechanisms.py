@@ -371,13 +371,20 @@ def clipped_laplace_half_width(
     Returns:
         The half-width ``h``; the estimator clips to ``[-h, h]``.
 
+    Raises:
+        ValueError: If ``size < 1``, ``R <= 0`` or ``gamma`` is not in (0, 1).
+
     References:
         rosenblatt2024stratification, Eq. 1.
 
     >>> round(clipped_laplace_half_width(100, R=1.0, gamma=0.1), 4)
     3.6283
     """
+    R = check_positive(R, "R")
+    gamma = check_probability(gamma, "gamma")
     arr = np.asarray(size, dtype=float)
+    if np.any(~np.isfinite(arr)) or np.any(arr < 1):
+        raise ValueError("size must be a finite number of records, at least 1.")
     h = R + np.sqrt(np.log(arr / gamma))
     return _as_output(h, arr.ndim == 0)
 

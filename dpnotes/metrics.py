@@ -51,7 +51,7 @@ def group_relative_errors(
 
 def parity_error(
     true: tuple[float, np.ndarray],
-    estimate: tuple[float | np.ndarray, np.ndarray],
+    estimate: tuple[float | np.ndarray, np.ndarray | None],
     *,
     omega: float | None = None,
 ) -> float | np.ndarray:
@@ -60,15 +60,15 @@ def parity_error(
     ``PE = omega * |f(X') - f(X)| / |f(X)| + sum_i |f(S_i') - f(S_i)| / |f(S_i)|``:
     the relative error of the overall statistic, weighted by ``omega``, plus the
     relative errors of the ``k`` group statistics. A method that releases only an
-    overall estimate is scored by using that estimate for every group -- the
-    disparate impact of not stratifying.
+    overall estimate is scored by using that estimate for every group (pass ``None``
+    as its group estimates) -- the disparate impact of not stratifying.
 
     Args:
         true: ``(overall, groups)``: the true overall value and the ``k`` true group
             values.
-        estimate: ``(overall, groups)``: the estimates; ``overall`` may be an array of
-            trials and ``groups`` an array ``(trials, k)`` (or ``(trials,)``/scalar
-            for a single estimate used for every group).
+        estimate: ``(overall, groups)``: ``overall`` is a float or an array of trials;
+            ``groups`` has shape ``(*overall.shape, k)``, or is ``None`` to use the
+            overall estimate for every group.
         omega: Weight of the overall term, default ``1 / k``.
 
     Returns:
@@ -76,8 +76,8 @@ def parity_error(
 
     Raises:
         ValueError: If a true value is zero (the relative error is undefined; the
-            convention here is to refuse, see the message), shapes disagree, or
-            ``omega`` is negative.
+            convention here is to refuse, see the message), the group estimates do not
+            have shape ``(*overall.shape, k)``, or ``omega`` is negative.
 
     References:
         rosenblatt2024stratification, Definition 10.
@@ -93,10 +93,15 @@ def parity_error(
     if not np.isfinite(omega) or omega < 0:
         raise ValueError(f"omega must be a non-negative number, got {omega!r}.")
     overall = relative_error(t_all, e_all)
-    eg = check_array(e_groups, "group estimates")
-    if eg.ndim >= 1 and eg.shape[-1] == k and not (eg.ndim == 1 and overall.ndim == 1):
-        groups = group_relative_errors(tg, eg).sum(axis=-1)
+    if e_groups is None:
+        eg = np.repeat(np.asarray(e_all, dtype=float)[..., None], k, axis=-1)
     else:
-        groups = group_relative_errors(tg, np.asarray(eg)[..., None]).sum(axis=-1)
-    out = omega * overall + groups
+        eg = check_array(e_groups, "group estimates")
+        if eg.shape != (*overall.shape, k):
+            raise ValueError(
+                f"group estimates have shape {eg.shape}, expected "
+                f"{(*overall.shape, k)} (one column per true group); pass None to use "
+                "the overall estimate for every group."
+            )
+    out = omega * overall + group_relative_errors(tg, eg).sum(axis=-1)
     return float(out) if np.ndim(out) == 0 else out

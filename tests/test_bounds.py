@@ -389,13 +389,6 @@ def test_expected_case_bound_between_and_increasing() -> None:
     assert values[1] == pytest.approx(nu * math.sqrt(8 * log_term), rel=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="bug: for small alpha the expected log-size sum is very negative (sizes "
-    "n g_i < 1 under the Dirichlet model), the squared-scale sum turns negative and "
-    "math.sqrt raises 'math domain error'",
-)
 def test_expected_case_bound_small_alpha_does_not_crash() -> None:
     kw = {"R": 1.0, "gamma": 0.1, "epsilon": 1.0}
     got = expected_case_error_bound(0.05, 9, 19_000, **kw)

@@ -158,13 +158,6 @@ def test_private_sizes_needs_the_leak_flag(estimator) -> None:
     np.testing.assert_array_equal(res.sizes, [2.0, 2.0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=DeprecationWarning,
-    reason="forward-compat bug: _group_codes builds pd.Categorical from labels outside "
-    "the categories, deprecated in pandas 3 (Pandas4Warning) and an error in pandas 4, "
-    "so the helpful check_groups message would be replaced by pandas' own",
-)
 def test_unknown_labels_do_not_rely_on_deprecated_pandas_behaviour() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)

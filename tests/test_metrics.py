@@ -98,7 +98,7 @@ def test_parity_error_scalar_estimate_broadcast_to_groups(trials: int) -> None:
     # A non-stratified method releases one number; it is scored as the estimate of
     # every group. With trials == k the (trials,) array must still mean one per trial.
     e_all = TRUE[0] + rng(2).normal(size=trials)
-    got = parity_error(TRUE, (e_all, e_all))
+    got = parity_error(TRUE, (e_all, None))
     full = np.repeat(e_all[:, None], 3, axis=1)
     np.testing.assert_allclose(got, parity_error(TRUE, (e_all, full)), rtol=1e-12)
     hand = np.abs(e_all - 2) / 2 / 3 + (
@@ -106,7 +106,7 @@ def test_parity_error_scalar_estimate_broadcast_to_groups(trials: int) -> None:
     )
     np.testing.assert_allclose(got, hand, rtol=1e-12)
     # Scalar case.
-    assert parity_error(TRUE, (2.2, 2.2)) == pytest.approx(
+    assert parity_error(TRUE, (2.2, None)) == pytest.approx(
         parity_error(TRUE, (2.2, np.full(3, 2.2)))
     )
 
@@ -128,11 +128,9 @@ def test_parity_error_rejects(true, est, kwargs, match) -> None:
         parity_error(true, est, **kwargs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: group estimates with the wrong number of columns are broadcast "
-    "silently (shape (3, 3) against k = 2 true groups gives a (3, 3) result)",
-)
 def test_parity_error_rejects_wrong_number_of_groups() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one column per true group"):
         parity_error((2.0, [1.0, 4.0]), (np.full(3, 2.0), np.ones((3, 3))))
+    # trials == k: a (trials,) vector is not silently read as group estimates.
+    with pytest.raises(ValueError, match="one column per true group"):
+        parity_error((2.0, [1.0, 4.0]), (np.array([2.0, 3.0]), np.array([1.0, 4.0])))

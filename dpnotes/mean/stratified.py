@@ -180,10 +180,19 @@ def _group_codes(groups: object, public_groups: Sequence[Any]) -> np.ndarray:
     ):
         return g.astype(np.int64, copy=False)
     flat = g.reshape(-1)
-    codes = pd.Categorical(flat, categories=list(public_groups)).codes
+    codes = pd.Index(list(public_groups)).get_indexer(flat)
     if np.any(codes < 0):
         check_groups(flat, public_groups)  # raises with the unknown labels listed
     return codes.astype(np.int64).reshape(g.shape)
+
+
+def _check_public(public_groups: Sequence[Any]) -> tuple[Any, ...]:
+    public = tuple(public_groups)
+    if not public:
+        raise ValueError("public_groups is empty; list the groups (strata) to use.")
+    if len(set(public)) != len(public):
+        raise ValueError(f"public_groups has duplicates: {list(public)[:20]}.")
+    return public
 
 
 def _check_inputs(
@@ -195,13 +204,9 @@ def _check_inputs(
             f"x must have shape (n,) or (trials, n), got {arr.shape}; put Monte Carlo "
             "trials on the first axis."
         )
-    public = tuple(public_groups)
-    if not public:
-        raise ValueError("public_groups is empty; list the groups (strata) to use.")
-    if len(set(public)) != len(public):
-        raise ValueError(f"public_groups has duplicates: {list(public)[:20]}.")
+    public = _check_public(public_groups)
     g = np.asarray(groups)
-    if g.shape[-1:] != arr.shape[-1:] or g.ndim not in (1, arr.ndim):
+    if g.shape[-1:] != arr.shape[-1:] or g.shape not in (arr.shape[-1:], arr.shape):
         raise ValueError(
             f"groups has shape {g.shape} but x has shape {arr.shape}; give one group "
             "label per record (shape (n,) shared by all trials, or the shape of x)."
@@ -460,7 +465,7 @@ def holdout_weights(
     References:
         rosenblatt2024stratification (PubStratCoinpress).
     """
-    public = tuple(public_groups)
+    public = _check_public(public_groups)
     g = np.asarray(holdout_groups)
     if g.size == 0:
         raise ValueError("the holdout is empty; pass the group labels of its records.")
@@ -502,9 +507,10 @@ def split_holdout(
     fraction = check_probability(fraction, "fraction")
     rng = check_rng(rng)
     g = np.asarray(groups)
-    if arr.ndim not in (1, 2) or g.shape[-1:] != arr.shape[-1:]:
+    if arr.ndim not in (1, 2) or g.shape not in (arr.shape[-1:], arr.shape):
         raise ValueError(
-            f"x {arr.shape} and groups {g.shape} must have the same number of records."
+            f"x {arr.shape} and groups {g.shape} must have the same number of records "
+            "(groups of shape (n,) shared by all trials, or the shape of x)."
         )
     n = arr.shape[-1]
     if n < 2:
