@@ -4,7 +4,13 @@ Subpackages and modules:
 
 - :mod:`dpnotes.accounting` — pure DP, zCDP and (epsilon, delta) conversions,
 composition.
-- :mod:`dpnotes.mechanisms` — Laplace and Gaussian mechanisms, clipped means.
+- :mod:`dpnotes.mechanisms` — Laplace and Gaussian mechanisms, clipped means (including
+  the stratification paper's Eq. 1).
+- :mod:`dpnotes.mean` — COINPRESS and stratified private means (public, holdout or
+  privatised group weights).
+- :mod:`dpnotes.bounds` — worst, expected (Dirichlet) and best cases of the stratified
+  error; Laplace tail bounds; fitting the Dirichlet parameter.
+- :mod:`dpnotes.metrics` — relative and parity error.
 - :mod:`dpnotes.audit` — empirical privacy audits (a lower bound on epsilon).
 - :mod:`dpnotes.data` — loaders for the public data sets the book uses.
 - :mod:`dpnotes.experiments` — the registry of figures and tables, and their stored
