@@ -8,20 +8,11 @@ absolute times are not. The last line is machine-readable.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_of
 
 from dpnotes.mechanisms import laplace_mean
-
-
-def _best_of(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main() -> None:
@@ -45,8 +36,8 @@ def main() -> None:
 
     # Same generator, same draws in the same order: the two paths agree exactly.
     np.testing.assert_allclose(vectorised(), loop())
-    t_vec = _best_of(vectorised, args.repeats)
-    t_loop = _best_of(loop, args.repeats)
+    t_vec = best_of(vectorised, args.repeats)
+    t_loop = best_of(loop, args.repeats)
     print(f"laplace_mean, {args.trials} trials x n={args.n}")
     print(f"  vectorised over trials: {t_vec * 1e3:8.2f} ms")
     print(f"  one trial at a time:    {t_loop * 1e3:8.2f} ms")

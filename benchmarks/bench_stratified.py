@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of
 
-from dpnotes.experiments import run
+from dpnotes.experiments import get_experiment, run
 from dpnotes.experiments.stratified_mean import _synthetic_runs, compare_methods
 from dpnotes.mean import Coinpress, coinpress_mean, stratified_mean
 
@@ -35,14 +36,8 @@ FIGURE_EXPERIMENTS = (
     "census_descriptive",
 )
 
-_CONFIG = {
-    "rho": 0.5,
-    "t": 2,
-    "interval": [-3.0, 3.0],
-    "sigma": 1.0,
-    "beta": 0.01,
-    "count_share": 0.1,
-}
+# The method settings of the paper profile of Figures 3, 6 and 7.
+_CONFIG = get_experiment("strat_mean_synthetic").config("paper")
 
 
 def _loop(x, g, g_pub, public_groups, rng):
@@ -58,15 +53,6 @@ def _loop(x, g, g_pub, public_groups, rng):
         )
         for r in range(x.shape[0])
     ]
-
-
-def _best_of(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, float]:
@@ -119,10 +105,10 @@ def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, 
             rng=r_ng,
         )
 
-    t_vec = _best_of(vectorised, repeats)
-    t_run = _best_of(per_run, repeats)
-    t_svec = _best_of(strat_vectorised, repeats)
-    t_grp = _best_of(per_group, repeats)
+    t_vec = best_of(vectorised, repeats)
+    t_run = best_of(per_run, repeats)
+    t_svec = best_of(strat_vectorised, repeats)
+    t_grp = best_of(per_group, repeats)
     print(
         f"{runs} runs x n={n:,}, k={k}: four methods vectorised {t_vec * 1e3:.1f} ms, "
         f"one run at a time {t_run * 1e3:.1f} ms; COINPRESS + StratCoinpress "
