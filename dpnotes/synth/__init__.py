@@ -1,0 +1,28 @@
+"""Differentially private synthetic data: MST, AIM, GEM and the stratified wrapper.
+
+- :class:`MST`, :class:`AIM` (graphical models estimated with private-pgm's ``mbi``)
+  and :class:`GEM` (a torch generator of product distributions) share the interface
+  of :class:`~dpnotes.synth.base.Synthesizer`: ``fit(df, domain, *, rng)`` and
+  ``sample(n, *, rng)``.
+- :class:`Stratified` fits one synthesizer per stratum of a public list and samples
+  ``n * w_i`` rows from stratum ``i``.
+- :mod:`dpnotes.synth.marginals` computes marginals, workloads and workload errors.
+"""
+
+from dpnotes.synth.aim import AIM
+from dpnotes.synth.base import Synthesizer, measure
+from dpnotes.synth.domain import check_data, check_domain
+from dpnotes.synth.marginals import all_kway, marginal, workload_error
+from dpnotes.synth.mst import MST
+
+__all__ = [
+    "AIM",
+    "MST",
+    "Synthesizer",
+    "all_kway",
+    "check_data",
+    "check_domain",
+    "marginal",
+    "measure",
+    "workload_error",
+]

@@ -1,0 +1,317 @@
+"""Glue to private-pgm's estimation engine (``mbi`` 2.0, JAX).
+
+Three things live here:
+
+- :class:`MeasurementLog` keeps noisy marginals in a *canonical* form: measurements of
+  the same clique (and query) are merged by inverse-variance weighting, which leaves
+  the least-squares loss unchanged up to a constant, and the list handed to mbi is
+  sorted. mbi compiles one program per clique structure (seconds); equal structures
+  then hit JAX's cache (milliseconds), so canonical order is what lets strata, seeds
+  and rounds with the same cliques reuse a compiled estimator.
+- :func:`estimate` runs mbi's mirror descent.
+- :func:`model_marginals` and :func:`sample_model` read marginals from, and sample
+  records from, a fitted model with an explicit numpy generator (mbi's own sampler
+  uses the global numpy state). For domains of at most :data:`FULL_JOINT_CELLS` cells
+  the model's joint table is materialised once, which answers hundreds of marginal
+  queries far faster than one variable elimination each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+from collections.abc import Iterable, Sequence
+
+import jax
+
+# mbi needs double precision to converge on counts in the tens of thousands; its
+# maintainers also advise against JAX's persistent cache for many small programs.
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_enable_compilation_cache", False)
+
+import mbi  # noqa: E402
+import numpy as np  # noqa: E402
+from mbi import estimation, junction_tree, marginal_loss  # noqa: E402
+
+from dpnotes.synth.domain import Domain, domain_cells  # noqa: E402
+from dpnotes.synth.marginals import Clique  # noqa: E402
+
+__all__ = [
+    "FULL_JOINT_CELLS",
+    "MeasurementLog",
+    "ScaledQuery",
+    "estimate",
+    "mbi_domain",
+    "model_marginals",
+    "sample_model",
+]
+
+#: Domains up to this many cells are handled through the materialised joint table.
+FULL_JOINT_CELLS = int(os.environ.get("DPNOTES_FULL_JOINT_CELLS", 1 << 22))
+
+
+@dataclasses.dataclass(frozen=True)
+class ScaledQuery:
+    """The marginal's cells multiplied by fixed weights (hashable by value).
+
+    MST uses it to give a merged ("compressed") cell the same noise scale as the
+    others. mbi's own ``WeightedQuery`` hashes by identity, which would force a new
+    compilation for every fit; equal weights here give equal hashes.
+    """
+
+    weights: tuple[float, ...]
+
+    def __call__(self, factor):
+        return factor.datavector() * jax.numpy.asarray(self.weights)
+
+    def op_norm_sq(self) -> float:
+        return float(max(w * w for w in self.weights))
+
+
+def mbi_domain(domain: Domain) -> mbi.Domain:
+    """Return the mbi ``Domain`` of a public domain mapping."""
+    return mbi.Domain(list(domain), [int(s) for s in domain.values()])
+
+
+class MeasurementLog:
+    """Noisy marginals gathered by a synthesizer, merged per clique.
+
+    Each entry keeps the precision-weighted sum ``sum_i y_i / sigma_i**2`` and the
+    total precision ``sum_i 1 / sigma_i**2``; the merged measurement is their ratio with
+    standard deviation ``precision ** -0.5`` (the minimum-variance combination).
+    """
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = dict(domain)
+        self._entries: dict[tuple[Clique, ScaledQuery | None], list] = {}
+
+    def add(
+        self,
+        clique: Clique,
+        y: np.ndarray,
+        sigma: float,
+        query: ScaledQuery | None = None,
+    ) -> None:
+        """Record one noisy measurement ``y`` of ``clique`` with noise std ``sigma``."""
+        key = (tuple(clique), query)
+        precision = 1.0 / float(sigma) ** 2
+        y = np.asarray(y, dtype=float)
+        if key in self._entries:
+            entry = self._entries[key]
+            entry[0] = entry[0] + y * precision
+            entry[1] += precision
+        else:
+            self._entries[key] = [y * precision, precision]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def cliques(self) -> list[Clique]:
+        """The distinct measured cliques, in canonical order."""
+        return sorted({cl for cl, _ in self._entries}, key=self._order)
+
+    def _order(self, clique: Clique) -> tuple:
+        pos = {a: i for i, a in enumerate(self.domain)}
+        return (len(clique), [pos[a] for a in clique])
+
+    def value(self, clique: Clique) -> tuple[np.ndarray, float]:
+        """Return the merged identity-query measurement of ``clique`` and its std."""
+        weighted, precision = self._entries[(tuple(clique), None)]
+        return weighted / precision, precision**-0.5
+
+    def measurements(self) -> list[mbi.LinearMeasurement]:
+        """Return the merged measurements as mbi objects, in canonical order."""
+        keys = sorted(
+            self._entries,
+            key=lambda k: (self._order(k[0]), () if k[1] is None else k[1].weights),
+        )
+        out = []
+        for clique, query in keys:
+            weighted, precision = self._entries[(clique, query)]
+            kwargs = {} if query is None else {"query": query}
+            out.append(
+                mbi.LinearMeasurement(
+                    weighted / precision, clique, stddev=precision**-0.5, **kwargs
+                )
+            )
+        return out
+
+
+_ESTIMATOR = estimation.MirrorDescent()
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _mirror_descent(domain: mbi.Domain, loss_fn, total, potentials, iters):
+    # The same steps as mbi's ``MirrorDescent().estimate``, compiled as one program:
+    # mbi runs its initial and final steps eagerly, which costs a dozen small
+    # compilations per new clique structure, and these dominate AIM's run time.
+    state = _ESTIMATOR._init(domain, loss_fn, total, warm_start=potentials)
+    state = jax.lax.fori_loop(
+        0, iters, lambda _, s: _ESTIMATOR._step(s, loss_fn, total, ()), state
+    )
+    return _ESTIMATOR._finalize(state, total)
+
+
+def estimate(
+    log: MeasurementLog,
+    *,
+    iters: int,
+    warm_start: mbi.MarkovRandomField | None = None,
+) -> mbi.MarkovRandomField:
+    """Fit a graphical model to the measurements with mbi's mirror descent.
+
+    The steps are those of ``mbi.estimation.MirrorDescent().estimate`` (Armijo line
+    search), compiled as a single program per clique structure.
+
+    Args:
+        log: The measurements.
+        iters: Mirror-descent iterations.
+        warm_start: A previous model whose potentials start the optimisation.
+
+    Returns:
+        mbi's ``MarkovRandomField``; its ``total`` is the minimum-variance estimate of
+        the number of records from the identity-query measurements.
+    """
+    domain = mbi_domain(log.domain)
+    measurements = log.measurements()
+    total = estimation.minimum_variance_unbiased_total(measurements)
+    loss_fn = marginal_loss.from_linear_measurements(measurements, domain)
+    potentials = None if warm_start is None else warm_start.potentials
+    if potentials is not None:
+        potentials = potentials.expand(loss_fn.cliques)
+    return _mirror_descent(domain, loss_fn, total, potentials, int(iters))
+
+
+def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
+    """Return the size of the junction tree of ``cliques`` in megabytes (mbi's rule)."""
+    return float(junction_tree.hypothetical_model_size(mbi_domain(domain), cliques))
+
+
+def _log_joint(model: mbi.MarkovRandomField, domain: Domain) -> np.ndarray:
+    attrs = list(domain)
+    shape = tuple(domain[a] for a in attrs)
+    log_p = np.zeros(shape)
+    for _clique, factor in model.potentials.tables.items():
+        values = np.asarray(factor.values)
+        axes = [attrs.index(a) for a in factor.domain.attributes]
+        order = np.argsort(axes)
+        table = np.transpose(values, order)
+        full_shape = [1] * len(attrs)
+        for ax in sorted(axes):
+            full_shape[ax] = shape[ax]
+        log_p = log_p + table.reshape(full_shape)
+    return log_p
+
+
+def joint_table(model: mbi.MarkovRandomField, domain: Domain) -> np.ndarray:
+    """Return the model's joint distribution over the whole domain (sums to 1)."""
+    log_p = _log_joint(model, domain)
+    log_p = log_p - log_p.max()
+    p = np.exp(log_p)
+    return p / p.sum()
+
+
+def _marginals_from_joint(
+    p: np.ndarray, domain: Domain, cliques: Iterable[Clique]
+) -> dict[Clique, np.ndarray]:
+    attrs = list(domain)
+    # Summing out one attribute first shrinks the table for every query that does not
+    # need it; each query then reduces the smallest cached parent.
+    parents: dict[str, np.ndarray] = {}
+    out: dict[Clique, np.ndarray] = {}
+    for clique in cliques:
+        keep = {attrs.index(a) for a in clique}
+        free = [a for a in attrs if a not in clique]
+        if free:
+            drop = max(free, key=lambda a: domain[a])
+            if drop not in parents:
+                parents[drop] = p.sum(axis=attrs.index(drop))
+            base = parents[drop]
+            base_attrs = [a for a in attrs if a != drop]
+        else:
+            base, base_attrs = p, attrs
+        axes = tuple(i for i, a in enumerate(base_attrs) if a not in clique)
+        table = base.sum(axis=axes) if axes else base
+        # The remaining axes are in domain order, as canonical cliques are.
+        assert len(keep) == table.ndim
+        out[tuple(clique)] = table.reshape(-1)
+    return out
+
+
+def model_marginals(
+    model: mbi.MarkovRandomField,
+    domain: Domain,
+    cliques: Iterable[Clique],
+    *,
+    joint: np.ndarray | None = None,
+) -> dict[Clique, np.ndarray]:
+    """Return the model's marginals (counts, scaled to ``model.total``) for ``cliques``.
+
+    Cliques must be in domain order. Small domains use the materialised joint table
+    (pass ``joint`` to reuse one); larger ones mbi's variable elimination.
+    """
+    cliques = [tuple(c) for c in cliques]
+    total = float(model.total)
+    if joint is not None or domain_cells(domain) <= FULL_JOINT_CELLS:
+        p = joint_table(model, domain) if joint is None else joint
+        return {
+            c: v * total for c, v in _marginals_from_joint(p, domain, cliques).items()
+        }
+    return {c: np.asarray(model.project(c).datavector()) for c in cliques}
+
+
+def sample_model(
+    model: mbi.MarkovRandomField,
+    domain: Domain,
+    n: int,
+    *,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """Draw ``n`` i.i.d. records from the model's distribution.
+
+    Small domains sample cells of the joint table directly; larger ones sample one
+    attribute at a time along mbi's junction-tree elimination order, each conditioned
+    on the attributes it shares a maximal clique with (exact for the model).
+    """
+    attrs = list(domain)
+    if n == 0:
+        return {a: np.zeros(0, dtype=np.int64) for a in attrs}
+    if domain_cells(domain) <= FULL_JOINT_CELLS:
+        p = joint_table(model, domain).reshape(-1)
+        flat = rng.choice(p.size, size=n, p=p)
+        codes = np.unravel_index(flat, tuple(domain[a] for a in attrs))
+        return {a: c.astype(np.int64) for a, c in zip(attrs, codes, strict=True)}
+    return _sample_sequential(model, domain, n, rng)
+
+
+def _sample_sequential(
+    model: mbi.MarkovRandomField,
+    domain: Domain,
+    n: int,
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    mdom = mbi_domain(domain)
+    jtree, order = junction_tree.make_junction_tree(mdom, list(model.cliques))
+    maximal = [set(cl) for cl in jtree.nodes]
+    data: dict[str, np.ndarray] = {}
+    for col in order[::-1]:
+        linked = set().union(*[cl for cl in maximal if col in cl])
+        parents = [a for a in domain if a in data and a in linked]
+        clique = tuple(a for a in domain if a in parents or a == col)
+        table = np.asarray(model.project(clique).datavector(flatten=False), float)
+        # Move ``col`` last so that rows are conditional distributions.
+        table = np.moveaxis(table, clique.index(col), -1)
+        table = np.maximum(table, 0.0)
+        if parents:
+            rows = table[tuple(data[a] for a in parents)]
+        else:
+            rows = np.broadcast_to(table, (n, table.shape[-1]))
+        sums = rows.sum(axis=1, keepdims=True)
+        uniform = np.full_like(rows, 1.0 / rows.shape[1])
+        probs = np.where(sums > 0, rows / np.where(sums > 0, sums, 1.0), uniform)
+        cdf = np.cumsum(probs, axis=1)
+        u = rng.random((n, 1)) * cdf[:, -1:]
+        data[col] = np.minimum((u > cdf).sum(axis=1), domain[col] - 1).astype(np.int64)
+    return {a: data[a] for a in domain}
