@@ -1,4 +1,9 @@
-"""Error metrics for private estimates: relative error and parity error (Def. 10)."""
+"""Error metrics: relative and parity error (Def. 10), and group metrics of classifiers.
+
+The group metrics of a classifier (accuracy per group, demographic parity, false
+negative rate gaps) come from fairlearn's ``MetricFrame`` and its derived metrics rather
+than being written again here.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,13 @@ import numpy as np
 
 from dpnotes.validation import check_array
 
-__all__ = ["group_relative_errors", "parity_error", "relative_error"]
+__all__ = [
+    "classifier_group_metrics",
+    "group_relative_errors",
+    "max_mean_disparity",
+    "parity_error",
+    "relative_error",
+]
 
 
 def _check_truth(true: np.ndarray, name: str) -> np.ndarray:
@@ -105,3 +116,89 @@ def parity_error(
             )
     out = omega * overall + group_relative_errors(tg, eg).sum(axis=-1)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def classifier_group_metrics(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    groups: np.ndarray,
+) -> dict[str, object]:
+    """Return accuracy overall and per group, and fairlearn's group-gap metrics.
+
+    Args:
+        y_true: True binary labels, shape ``(n,)``.
+        y_pred: Predicted binary labels, shape ``(n,)``.
+        groups: Group label per record, shape ``(n,)``.
+
+    Returns:
+        ``{"accuracy": float, "accuracy_by_group": {group: float},
+        "demographic_parity_difference": float, "demographic_parity_ratio": float,
+        "fnr_difference": float, "fpr_difference": float}``; the differences are the
+        largest gap between any two groups (fairlearn's ``between_groups``), the ratio
+        the smallest over the largest selection rate.
+
+    Raises:
+        ValueError: If the arrays differ in length or are empty.
+
+    References:
+        bird2020fairlearn.
+    """
+    from fairlearn.metrics import (
+        MetricFrame,
+        demographic_parity_difference,
+        demographic_parity_ratio,
+        false_negative_rate_difference,
+        false_positive_rate_difference,
+    )
+    from sklearn.metrics import accuracy_score
+
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    groups = np.asarray(groups)
+    if not (len(y_true) == len(y_pred) == len(groups)) or len(y_true) == 0:
+        raise ValueError(
+            "y_true, y_pred and groups must be non-empty and of equal length, got "
+            f"{len(y_true)}, {len(y_pred)}, {len(groups)}."
+        )
+    frame = MetricFrame(
+        metrics=accuracy_score,
+        y_true=y_true,
+        y_pred=y_pred,
+        sensitive_features=groups,
+    )
+    kw = {"sensitive_features": groups}
+    return {
+        "accuracy": float(frame.overall),
+        "accuracy_by_group": {k: float(v) for k, v in frame.by_group.items()},
+        "demographic_parity_difference": float(
+            demographic_parity_difference(y_true, y_pred, **kw)
+        ),
+        "demographic_parity_ratio": float(
+            demographic_parity_ratio(y_true, y_pred, **kw)
+        ),
+        "fnr_difference": float(false_negative_rate_difference(y_true, y_pred, **kw)),
+        "fpr_difference": float(false_positive_rate_difference(y_true, y_pred, **kw)),
+    }
+
+
+def max_mean_disparity(values: np.ndarray, groups: np.ndarray) -> float:
+    """Return the largest difference between two groups' means of ``values``.
+
+    Groups without records do not count.
+
+    >>> max_mean_disparity(np.array([1.0, 3.0, 2.0, 2.0]), np.array([0, 0, 1, 1]))
+    0.0
+    >>> max_mean_disparity(np.array([1.0, 1.0, 3.0]), np.array(["a", "a", "b"]))
+    2.0
+    """
+    values = check_array(values, "values", ndim=1)
+    groups = np.asarray(groups)
+    if groups.shape != values.shape:
+        raise ValueError(
+            f"groups has shape {groups.shape} but values has {values.shape}."
+        )
+    _, inverse = np.unique(groups, return_inverse=True)
+    sums = np.bincount(inverse, weights=values)
+    counts = np.bincount(inverse)
+    means = sums[counts > 0] / counts[counts > 0]
+    return float(means.max() - means.min())

@@ -33,6 +33,14 @@ from dpnotes.data.acs import (
     load_acs_person,
     load_acs_task,
 )
+from dpnotes.data.employment import (
+    EMPLOYMENT_COLUMNS,
+    EMPLOYMENT_DOMAIN,
+    EMPLOYMENT_SOURCES,
+    employment_labels,
+    encode_employment,
+    load_employment,
+)
 from dpnotes.data.mnist import MNISTData, load_mnist, read_idx
 from dpnotes.data.synthetic import GaussianMixtureSample, sample_gaussian_mixture
 from dpnotes.data.tabular import (
@@ -56,6 +64,9 @@ __all__ = [
     "ADULT_LABELS",
     "ADULT_NUMERIC",
     "DUTCH_COLUMNS",
+    "EMPLOYMENT_COLUMNS",
+    "EMPLOYMENT_DOMAIN",
+    "EMPLOYMENT_SOURCES",
     "ENV_DATA_DIR",
     "ENV_OFFLINE",
     "KNOWN_FILES",
@@ -68,6 +79,8 @@ __all__ = [
     "acs_person_file",
     "data_root",
     "default_cache_dir",
+    "employment_labels",
+    "encode_employment",
     "ensure_file",
     "file_info",
     "file_sha256",
@@ -77,6 +90,7 @@ __all__ = [
     "load_acs_task",
     "load_adult",
     "load_dutch",
+    "load_employment",
     "load_mnist",
     "read_arff",
     "read_idx",

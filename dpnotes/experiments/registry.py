@@ -47,6 +47,7 @@ _REGISTRY: dict[str, Experiment] = {}
 _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.dp_basics",
     "dpnotes.experiments.stratified_mean",
+    "dpnotes.experiments.strat_synth",
 )
 
 

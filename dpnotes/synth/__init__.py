@@ -14,15 +14,19 @@ from dpnotes.synth.base import Synthesizer, measure
 from dpnotes.synth.domain import check_data, check_domain
 from dpnotes.synth.marginals import all_kway, marginal, workload_error
 from dpnotes.synth.mst import MST
+from dpnotes.synth.stratified import Stratified, strata_of, stratum_weights
 
 __all__ = [
     "AIM",
     "MST",
+    "Stratified",
     "Synthesizer",
     "all_kway",
     "check_data",
     "check_domain",
     "marginal",
     "measure",
+    "strata_of",
+    "stratum_weights",
     "workload_error",
 ]

@@ -154,6 +154,26 @@ def _mirror_descent(domain: mbi.Domain, loss_fn, total, potentials, iters):
     return _ESTIMATOR._finalize(state, total)
 
 
+def estimate_total(measurements: Sequence[mbi.LinearMeasurement]) -> float:
+    """Return the inverse-variance average of the measurements' noisy totals.
+
+    An identity query's total is ``sum(y)`` with variance ``sigma**2 * cells``; a
+    :class:`ScaledQuery` with weights ``w`` measures ``w * x``, so its total is
+    ``sum(y / w)`` with variance ``sigma**2 * sum(1 / w**2)``. mbi's own estimate skips
+    scaled queries, which leaves a model of a single record when every one-way
+    marginal was compressed. The result is floored at 1.
+    """
+    estimates, precisions = [], []
+    for m in measurements:
+        y = np.asarray(m.noisy_measurement, dtype=float)
+        w = np.asarray(getattr(m.query, "weights", np.ones(y.size)), dtype=float)
+        estimates.append(float(np.sum(y / w)))
+        precisions.append(1.0 / (float(m.stddev) ** 2 * float(np.sum(1.0 / w**2))))
+    if not estimates:
+        return 1.0
+    return max(1.0, float(np.average(estimates, weights=precisions)))
+
+
 def estimate(
     log: MeasurementLog,
     *,
@@ -171,12 +191,11 @@ def estimate(
         warm_start: A previous model whose potentials start the optimisation.
 
     Returns:
-        mbi's ``MarkovRandomField``; its ``total`` is the minimum-variance estimate of
-        the number of records from the identity-query measurements.
+        mbi's ``MarkovRandomField``; its ``total`` is :func:`estimate_total`.
     """
     domain = mbi_domain(log.domain)
     measurements = log.measurements()
-    total = estimation.minimum_variance_unbiased_total(measurements)
+    total = estimate_total(measurements)
     loss_fn = marginal_loss.from_linear_measurements(measurements, domain)
     potentials = None if warm_start is None else warm_start.potentials
     if potentials is not None:

@@ -176,6 +176,12 @@ class AIM(Synthesizer):
         cells = {cl: domain_cells(domain, cl) for cl in candidates}
 
         rounds = self.rounds or 16 * d
+        if rounds <= alpha * d:
+            raise ValueError(
+                f"rounds={rounds} must exceed alpha * d = {alpha * d:g}: the one-way "
+                "marginals alone would use the whole budget. Use more rounds (the "
+                "paper's default is 16 * d)."
+            )
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
         epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
 
@@ -229,7 +235,7 @@ class AIM(Synthesizer):
             change = float(np.abs(after - before).sum())
             annealed = (
                 not terminate
-                and change <= math.sqrt(8.0 / math.pi) * sigma * cells[pick]
+                and change <= math.sqrt(2.0 / math.pi) * sigma * cells[pick]
             )
             self.history_.append(
                 {"clique": pick, "sigma": sigma, "epsilon": epsilon, "anneal": annealed}
