@@ -40,6 +40,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         root=args.results,
         progress=not args.no_progress,
         keep_cells=args.keep_cells,
+        jobs=args.jobs,
     )
     meta = result.meta
     print(
@@ -71,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("name", help="experiment name (see `list`)")
     p_run.add_argument("--profile", choices=PROFILES, default="quick")
     p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_run.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes running cells in parallel (default 1)",
+    )
     p_run.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"
     )

@@ -276,3 +276,16 @@ def test_results_root_finds_the_repository(monkeypatch, tmp_path):
     assert results_root() == (tmp_path / "book" / "_results").resolve()
     monkeypatch.setenv("DPNOTES_RESULTS_DIR", str(tmp_path / "elsewhere"))
     assert results_root() == tmp_path / "elsewhere"
+
+
+def test_parallel_jobs_give_the_same_table(tmp_path):
+    one = run("dp_group_error", "smoke", root=tmp_path / "a", progress=False).table
+    two = run(
+        "dp_group_error", "smoke", root=tmp_path / "b", progress=False, jobs=2
+    ).table
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_jobs_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="jobs"):
+        run("toy_for_tests", "smoke", root=tmp_path, progress=False, jobs=0)

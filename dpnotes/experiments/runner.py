@@ -148,6 +148,14 @@ def _check_profile(profile: str) -> None:
         )
 
 
+def _run_one(name: str, profile: str, seed: int, cell: dict[str, Any]) -> pd.DataFrame:
+    """Run one cell (in this process or a worker): the unit of resumable work."""
+    experiment = get_experiment(name)
+    return experiment.run_cell(
+        experiment.config(profile), cell, rng=_cell_rng(seed, cell)
+    )
+
+
 def run(
     name: str,
     profile: str = "quick",
@@ -156,6 +164,7 @@ def run(
     root: str | os.PathLike[str] | None = None,
     progress: bool = True,
     keep_cells: bool = False,
+    jobs: int = 1,
 ) -> StoredResult:
     """Run one experiment under one profile and store its table with provenance.
 
@@ -170,6 +179,8 @@ def run(
         root: Results store (default: :func:`results_root`).
         progress: Show a tqdm progress bar over the cells.
         keep_cells: Keep the per-cell files after the final write.
+        jobs: Worker processes; cells are independent (each has its own random
+            stream keyed by its content), so the table does not depend on ``jobs``.
 
     Returns:
         The stored result.
@@ -182,31 +193,55 @@ def run(
     meta = provenance(experiment, profile, int(seed))
     cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
     cells = experiment.cells(profile)
-    config = experiment.config(profile)
 
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.timezone.utc)
-    parts: list[pd.DataFrame] = []
-    resumed = 0
-    bar = tqdm(cells, desc=f"{name} [{profile}]", unit="cell", disable=not progress)
-    for cell in bar:
-        cell_file = cells_dir / f"{stable_hash(cell)}.csv"
-        if cell_file.is_file():
-            parts.append(pd.read_csv(cell_file))
-            resumed += 1
-            continue
-        rows = experiment.run_cell(config, cell, rng=_cell_rng(int(seed), cell))
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
+    files = [cells_dir / f"{stable_hash(cell)}.csv" for cell in cells]
+    todo = [i for i, f in enumerate(files) if not f.is_file()]
+    resumed = len(cells) - len(todo)
+    bar = tqdm(
+        total=len(cells),
+        initial=resumed,
+        desc=f"{name} [{profile}]",
+        unit="cell",
+        disable=not progress,
+    )
+
+    def store(i: int, rows: pd.DataFrame) -> None:
         if not isinstance(rows, pd.DataFrame):
             raise TypeError(
                 f"{name}: run_cell must return a DataFrame, got {type(rows)}."
             )
-        for key, value in reversed(list(cell.items())):
+        for key, value in reversed(list(cells[i].items())):
             if key not in rows.columns:
                 rows.insert(
                     0, key, value if not isinstance(value, list) else str(value)
                 )
-        atomic_write_bytes(cell_file, table_to_bytes(rows))
-        parts.append(pd.read_csv(cell_file))
+        atomic_write_bytes(files[i], table_to_bytes(rows))
+        bar.update(1)
+
+    if jobs == 1 or len(todo) <= 1:
+        for i in todo:
+            store(i, _run_one(name, profile, int(seed), cells[i]))
+    else:
+        import concurrent.futures
+        import multiprocessing
+
+        # Spawned (not forked) workers: JAX and torch are not fork-safe.
+        context = multiprocessing.get_context("spawn")
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context
+        ) as pool:
+            futures = {
+                pool.submit(_run_one, name, profile, int(seed), cells[i]): i
+                for i in todo
+            }
+            for future in concurrent.futures.as_completed(futures):
+                store(futures[future], future.result())
+    bar.close()
+    parts = [pd.read_csv(f) for f in files]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     finished_at = dt.datetime.now(dt.timezone.utc)
