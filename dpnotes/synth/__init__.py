@@ -18,6 +18,7 @@ from dpnotes.synth.stratified import Stratified, strata_of, stratum_weights
 
 __all__ = [
     "AIM",
+    "GEM",
     "MST",
     "Stratified",
     "Synthesizer",
@@ -30,3 +31,13 @@ __all__ = [
     "stratum_weights",
     "workload_error",
 ]
+
+
+def __getattr__(name: str):
+    # GEM needs torch; import it only when asked for, so MST and AIM users do not pay
+    # for loading torch.
+    if name == "GEM":
+        from dpnotes.synth.gem import GEM
+
+        return GEM
+    raise AttributeError(f"module 'dpnotes.synth' has no attribute {name!r}")
