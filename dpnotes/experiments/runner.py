@@ -148,6 +148,23 @@ def _check_profile(profile: str) -> None:
         )
 
 
+def _one_thread_each() -> None:
+    # Runs in each spawned worker before any task: with several workers, numeric
+    # libraries that start one thread per core each oversubscribe the machine (torch
+    # ran 20x slower in a measured case), so every worker computes on one thread.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    ).strip()
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return
+    torch.set_num_threads(1)
+
+
 def _run_one(name: str, profile: str, seed: int, cell: dict[str, Any]) -> pd.DataFrame:
     """Run one cell (in this process or a worker): the unit of resumable work."""
     experiment = get_experiment(name)
@@ -232,7 +249,7 @@ def run(
         # Spawned (not forked) workers: JAX and torch are not fork-safe.
         context = multiprocessing.get_context("spawn")
         with concurrent.futures.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context
+            max_workers=jobs, mp_context=context, initializer=_one_thread_each
         ) as pool:
             futures = {
                 pool.submit(_run_one, name, profile, int(seed), cells[i]): i
