@@ -97,7 +97,7 @@ class Synthesizer(abc.ABC):
         """
         domain = check_domain(domain)
         rng = check_rng(rng)
-        data = _check_data_or_empty(df, domain)
+        data = check_data(df, domain, allow_empty=True)
         self.accountant_ = ZCDPAccountant(rho=self.rho)
         self._fit(data, domain, rng)
         self.domain_ = domain
@@ -141,17 +141,3 @@ class Synthesizer(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon:g}, delta={self.delta:g})"
-
-
-def _check_data_or_empty(df: object, domain: dict[str, int]) -> pd.DataFrame:
-    if isinstance(df, pd.DataFrame) and len(df) == 0:
-        cols = [str(c) for c in df.columns]
-        missing = [a for a in domain if a not in cols]
-        extra = [c for c in cols if c not in domain]
-        if missing or extra:
-            raise ValueError(
-                f"data columns do not match the domain: missing {missing}, extra "
-                f"{extra}."
-            )
-        return pd.DataFrame({a: np.zeros(0, dtype=np.int64) for a in domain})
-    return check_data(df, domain)

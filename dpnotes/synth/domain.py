@@ -88,21 +88,24 @@ def drop_attributes(domain: Domain, attrs: Sequence[str]) -> dict[str, int]:
     return {a: s for a, s in domain.items() if a not in gone}
 
 
-def check_data(df: object, domain: Domain, name: str = "data") -> pd.DataFrame:
+def check_data(
+    df: object, domain: Domain, name: str = "data", *, allow_empty: bool = False
+) -> pd.DataFrame:
     """Check that ``df`` holds exactly the domain's columns, as codes inside it.
 
     Args:
         df: A DataFrame with one column per attribute of ``domain``.
         domain: The public domain (see :func:`check_domain`).
         name: Name used in error messages.
+        allow_empty: Accept a table with the right columns and no rows.
 
     Returns:
         The data as a new DataFrame of int64 columns in the domain's order.
 
     Raises:
         TypeError: If ``df`` is not a DataFrame.
-        ValueError: If it has no rows, columns are missing or extra, a value is NaN,
-            not an integer, or outside ``0 .. size - 1``.
+        ValueError: If it has no rows (unless ``allow_empty``), columns are missing
+            or extra, a value is NaN, not an integer, or outside ``0 .. size - 1``.
     """
     domain = check_domain(domain)
     if not isinstance(df, pd.DataFrame):
@@ -121,6 +124,8 @@ def check_data(df: object, domain: Domain, name: str = "data") -> pd.DataFrame:
             "extra ones in the domain."
         )
     if len(df) == 0:
+        if allow_empty:
+            return pd.DataFrame({a: np.zeros(0, dtype=np.int64) for a in domain})
         raise ValueError(
             f"{name} has no rows; a synthesizer needs at least one record."
         )

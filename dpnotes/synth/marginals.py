@@ -161,8 +161,8 @@ def workload_error(
     0.0
     """
     domain = check_domain(domain)
-    real = _maybe_empty(real, domain, "real")
-    synthetic = _maybe_empty(synthetic, domain, "synthetic")
+    real = check_data(real, domain, "real", allow_empty=True)
+    synthetic = check_data(synthetic, domain, "synthetic", allow_empty=True)
     workload = all_kway(domain, 3) if workload is None else list(workload)
     if not workload:
         raise ValueError("workload is empty; pass at least one clique.")
@@ -180,15 +180,6 @@ def workload_error(
         for cl in workload
     ]
     return float(np.dot(c, errs) / len(workload))
-
-
-def _maybe_empty(df: pd.DataFrame, domain: Domain, name: str) -> pd.DataFrame:
-    if isinstance(df, pd.DataFrame) and len(df) == 0:
-        missing = [a for a in domain if a not in df.columns]
-        if missing:
-            raise ValueError(f"{name} is missing column(s) {missing}.")
-        return df[list(domain)].astype(np.int64)
-    return check_data(df, domain, name)
 
 
 def workload_errors_by_group(
@@ -218,7 +209,7 @@ def workload_errors_by_group(
     """
     domain = check_domain(domain)
     real = check_data(real, domain, "real")
-    synthetic = _maybe_empty(synthetic, domain, "synthetic")
+    synthetic = check_data(synthetic, domain, "synthetic", allow_empty=True)
     by = list(by)
     out: dict[tuple[int, ...], float] = {}
     for g in groups:

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.rng import check_rng
-from dpnotes.synth.base import Synthesizer, _check_data_or_empty
+from dpnotes.synth.base import Synthesizer
 from dpnotes.synth.domain import Domain, check_data, check_domain, drop_attributes
 from dpnotes.validation import check_int, check_weights
 
@@ -188,7 +188,7 @@ class Stratified:
         by = _check_by(self.by, domain)
         strata = strata_of(domain, by)
         self.weights_ = self._weights(strata)
-        data = _check_data_or_empty(df, domain)
+        data = check_data(df, domain, allow_empty=True)
         inner = drop_attributes(domain, by)
         keys = np.ravel_multi_index(
             tuple(data[a].to_numpy() for a in by), tuple(domain[a] for a in by)
