@@ -224,6 +224,65 @@ def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(resumed.table, fresh.table)
 
 
+def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
+    tmp_path, monkeypatch
+):
+    # Cell "c" fails after "a" and "b" are done; with checkpoint_s=0 each finished
+    # cell updates a partial result, which is not trusted by default.
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError, match="planted failure"):
+        run(
+            "toy_for_tests",
+            "smoke",
+            seed=5,
+            root=tmp_path,
+            progress=False,
+            checkpoint_s=0,
+        )
+    assert load_stored("toy_for_tests", "smoke", root=tmp_path) is None
+    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    assert partial is not None and partial.partial
+    assert len(partial.table) == 10 and sorted(partial.table["arm"].unique()) == [
+        "a",
+        "b",
+    ]
+    assert "partial: 2 of 3 cells" in partial.caption()
+    shown = load_or_run(
+        "toy_for_tests", prefer=("smoke",), root=tmp_path, allow_partial=True
+    )
+    assert shown.partial
+    # Another checkout has the partial result but not the per-cell files: it resumes
+    # from the table and computes only the missing cell.
+    import shutil
+
+    shutil.rmtree(tmp_path / "toy_for_tests" / "smoke" / "cells")
+    monkeypatch.delenv("TOY_FAIL_ON")
+    CALLS.clear()
+    done = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    assert CALLS == [{"arm": "c"}]
+    assert not done.partial and done.meta["cells_resumed"] == 2
+    fresh = run(
+        "toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False
+    )
+    pd.testing.assert_frame_equal(done.table, fresh.table)
+    # A partial result of another root seed is not resumed.
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError):
+        run(
+            "toy_for_tests",
+            "smoke",
+            seed=6,
+            root=tmp_path / "s6",
+            progress=False,
+            checkpoint_s=0,
+        )
+    shutil.rmtree(tmp_path / "s6" / "toy_for_tests" / "smoke" / "cells")
+    monkeypatch.delenv("TOY_FAIL_ON")
+    CALLS.clear()
+    run("toy_for_tests", "smoke", seed=7, root=tmp_path / "s6", progress=False)
+    assert len(CALLS) == 3
+
+
 def test_cli_list_and_run(tmp_path, capsys):
     assert main(["--results", str(tmp_path), "list"]) == 0
     out = capsys.readouterr().out

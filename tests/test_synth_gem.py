@@ -70,6 +70,8 @@ def fitted(data: pd.DataFrame) -> GEM:
         ({"noise_dim": 0}, ValueError),
         ({"lr": 0.0}, ValueError),
         ({"steps_per_round": 0}, ValueError),
+        ({"stop_factor": -0.1}, ValueError),
+        ({"stop_factor": 1.0}, ValueError),
         ({"device": "no-such-device"}, ValueError),
         ({"workload": []}, ValueError),
         ({"workload": [()]}, ValueError),
@@ -156,6 +158,21 @@ def test_repeated_measurements_are_combined(data: pd.DataFrame) -> None:
     y, var = gem.measurements_[("A", "B")]
     assert var == pytest.approx(gem.history_[0]["sigma"] ** 2 / FAST["rounds"])
     assert y.shape == (9,)
+
+
+def test_early_stopping_ends_rounds_sooner(data: pd.DataFrame) -> None:
+    # Without early stopping every round takes all its steps; with the reference
+    # code's threshold a round ends once every measured cell is within half the
+    # moving average of the post-measurement worst error, which happens within 60.
+    params = {**FAST, "steps_per_round": 60}
+    full = GEM(epsilon=1.0, delta=1e-6, **params)
+    full.fit(data, DOMAIN, rng=np.random.default_rng(3))
+    assert full.steps_ == [60] * (FAST["rounds"] + 1)
+    early = GEM(epsilon=1.0, delta=1e-6, stop_factor=0.5, **params)
+    early.fit(data, DOMAIN, rng=np.random.default_rng(3))
+    assert len(early.steps_) == FAST["rounds"] + 1
+    assert sum(early.steps_) < sum(full.steps_)
+    assert all(0 <= s <= 60 for s in early.steps_)
 
 
 # --- determinism and global state -----------------------------------------------------

@@ -182,12 +182,17 @@ def run(
     progress: bool = True,
     keep_cells: bool = False,
     jobs: int = 1,
+    checkpoint_s: float = 120.0,
 ) -> StoredResult:
     """Run one experiment under one profile and store its table with provenance.
 
     Finished cells are stored under ``cells/`` as they complete; a rerun after an
-    interruption skips them. When every cell is done the table and ``meta.json`` are
-    written atomically and the cell files are removed (unless ``keep_cells``).
+    interruption skips them. At most every ``checkpoint_s`` seconds the finished cells
+    are also written as a *partial* result (``meta["partial"]`` true, with the
+    hashes of the finished cells), which notebooks may show with
+    ``allow_partial=True`` and which a rerun of the same code on another checkout
+    resumes from. When every cell is done the table and ``meta.json`` are written
+    atomically and the cell files are removed (unless ``keep_cells``).
 
     Args:
         name: A registered experiment (``python -m dpnotes list``).
@@ -198,6 +203,8 @@ def run(
         keep_cells: Keep the per-cell files after the final write.
         jobs: Worker processes; cells are independent (each has its own random
             stream keyed by its content), so the table does not depend on ``jobs``.
+        checkpoint_s: Seconds between partial results; ``0`` writes one after every
+            cell.
 
     Returns:
         The stored result.
@@ -215,7 +222,9 @@ def run(
     started_at = dt.datetime.now(dt.timezone.utc)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
-    files = [cells_dir / f"{stable_hash(cell)}.csv" for cell in cells]
+    hashes = [stable_hash(cell) for cell in cells]
+    files = [cells_dir / f"{h}.csv" for h in hashes]
+    _restore_partial(folder, experiment.name, profile, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
     bar = tqdm(
@@ -238,6 +247,11 @@ def run(
                 )
         atomic_write_bytes(files[i], table_to_bytes(rows))
         bar.update(1)
+        if time.perf_counter() - last_checkpoint[0] >= checkpoint_s:
+            _write_partial(folder, meta, hashes, files, started, started_at)
+            last_checkpoint[0] = time.perf_counter()
+
+    last_checkpoint = [time.perf_counter()]
 
     if jobs == 1 or len(todo) <= 1:
         for i in todo:
@@ -266,6 +280,7 @@ def run(
         {
             "cells": len(cells),
             "cells_resumed": resumed,
+            "partial": False,
             "wall_time_s": round(time.perf_counter() - started, 3),
             "started": started_at.isoformat(timespec="seconds"),
             "date": finished_at.isoformat(timespec="seconds"),
@@ -277,16 +292,87 @@ def run(
     return result
 
 
+def _write_partial(
+    folder: Path,
+    meta: dict[str, Any],
+    hashes: Sequence[str],
+    files: Sequence[Path],
+    started: float,
+    started_at: dt.datetime,
+) -> None:
+    """Store the finished cells as a partial result (table plus their hashes)."""
+    done = [(h, f) for h, f in zip(hashes, files, strict=True) if f.is_file()]
+    parts = [pd.read_csv(f) for _, f in done]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    write_result(
+        folder,
+        table,
+        {
+            **meta,
+            "cells": len(hashes),
+            "partial": True,
+            "cells_done": [h for h, _ in done],
+            "cell_rows": [len(p) for p in parts],
+            "wall_time_s": round(time.perf_counter() - started, 3),
+            "started": started_at.isoformat(timespec="seconds"),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        },
+    )
+
+
+def _restore_partial(
+    folder: Path,
+    name: str,
+    profile: str,
+    meta: dict[str, Any],
+    hashes: Sequence[str],
+    files: Sequence[Path],
+) -> None:
+    """Write back the cells of a stored partial result of the same code and seed.
+
+    Only a trusted partial result (checksum verified) whose config hash and root seed
+    match is used; its rows are split by the stored per-cell row counts.
+    """
+    stored = read_result(folder, experiment=name, profile=profile)
+    if stored is None or not stored.partial:
+        return
+    if stored.config_hash != meta["config_hash"] or stored.meta.get("seed") != meta.get(
+        "seed"
+    ):
+        return
+    done = stored.meta.get("cells_done", [])
+    counts = stored.meta.get("cell_rows", [])
+    if len(done) != len(counts) or sum(counts) != len(stored.table):
+        return
+    where = dict(zip(hashes, files, strict=True))
+    start = 0
+    for h, k in zip(done, counts, strict=True):
+        rows = stored.table.iloc[start : start + k]
+        start += k
+        if h in where and not where[h].is_file():
+            atomic_write_bytes(where[h], table_to_bytes(rows.reset_index(drop=True)))
+
+
 def load_stored(
-    name: str, profile: str, *, root: str | os.PathLike[str] | None = None
+    name: str,
+    profile: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    allow_partial: bool = False,
 ) -> StoredResult | None:
-    """Return the stored result of ``name``/``profile`` if it is trusted and current."""
+    """Return the stored result of ``name``/``profile`` if it is trusted and current.
+
+    A partial result (an unfinished run's checkpoint) counts only with
+    ``allow_partial``.
+    """
     _check_profile(profile)
     experiment = get_experiment(name)
     stored = read_result(
         results_root(root) / experiment.name / profile, experiment=name, profile=profile
     )
     if stored is None or stored.config_hash != config_hash(experiment, profile):
+        return None
+    if stored.partial and not allow_partial:
         return None
     return stored
 
@@ -299,16 +385,19 @@ def load_or_run(
     seed: int = 0,
     root: str | os.PathLike[str] | None = None,
     progress: bool = False,
+    allow_partial: bool = False,
 ) -> StoredResult:
     """Return the best current stored result of an experiment, else compute one.
 
     Notebooks call this. It looks for a stored result, in the order of ``prefer``, whose
     config hash matches the current code and settings; a stale or half-written one is
-    ignored. If none matches it runs the ``fallback`` profile (default ``quick``, or the
-    environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it.
+    ignored, and so is an unfinished run's partial result unless ``allow_partial``
+    (then ``result.partial`` is true and ``result.caption()`` says how many cells it
+    holds). If none matches it runs the ``fallback`` profile (default ``quick``, or
+    the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it.
     """
     for profile in prefer:
-        stored = load_stored(name, profile, root=root)
+        stored = load_stored(name, profile, root=root, allow_partial=allow_partial)
         if stored is not None:
             return stored
     fallback = fallback or os.environ.get(FALLBACK_ENV) or "quick"

@@ -112,6 +112,11 @@ class StoredResult:
     def datasets(self) -> list[str]:
         return [d["name"] for d in self.meta.get("datasets", [])] or ["synthetic data"]
 
+    @property
+    def partial(self) -> bool:
+        """Whether this is an unfinished run's checkpoint rather than the whole grid."""
+        return bool(self.meta.get("partial", False))
+
     def caption(self) -> str:
         """Return one plain-text sentence for a figure caption: what produced the data.
 
@@ -119,8 +124,12 @@ class StoredResult:
         command that regenerates the stored result.
         """
         data = ", ".join(self.datasets)
+        profile = self.profile
+        if self.partial:
+            done = len(self.meta.get("cells_done", []))
+            profile += f" (partial: {done} of {self.meta.get('cells')} cells computed)"
         return (
-            f"Experiment {self.experiment}, profile {self.profile}, data: {data}, "
+            f"Experiment {self.experiment}, profile {profile}, data: {data}, "
             f"seed {self.meta.get('seed')}; regenerate with: python -m dpnotes run "
             f"{self.experiment} --profile {self.profile}."
         )

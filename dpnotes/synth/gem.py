@@ -278,10 +278,16 @@ class GEM(Synthesizer):
     of all measurements (variance ``sigma_r**2 * cells_r``), floored at 1: post-
     processing, no extra cost.
 
-    Loss after each measurement: ``steps_per_round`` Adam steps on
-    ``sum_r ||n_hat p_r - y_r||_1 / n_hat`` over the measured cliques (GEM's L1 loss
-    on normalised answers), all marginals computed together
-    (:func:`mixture_marginals`).
+    Loss after each measurement: up to ``steps_per_round`` Adam steps on the L1
+    error ``|p_r - y_r / n_hat|`` of the measured cells (normalised answers; all
+    marginals computed together by :func:`mixture_marginals`). As in GEM's reference
+    code, only cells whose error is at least a threshold enter the loss, and the round
+    ends early once no cell is above it. The threshold is ``stop_factor`` times an
+    exponential moving average (weight 1/2) of the largest cell error seen right
+    after each measurement, so it follows the noise level the model has reached.
+    ``stop_factor=0`` (the default) trains every step on every cell: on the New York
+    sample at epsilon 1 the reference code's 0.5 saved a quarter of the steps but
+    raised the all-3-way workload error from 0.078 to 0.095.
 
     Args:
         epsilon: Privacy budget (with ``delta``), converted to zCDP.
@@ -293,8 +299,10 @@ class GEM(Synthesizer):
         hidden: Widths of the MLP's hidden layers.
         noise_dim: Width of the fixed noise input ``z``.
         lr: Adam learning rate.
-        steps_per_round: Adam steps after each measurement (the one-way measurement
-            included).
+        steps_per_round: The most Adam steps after each measurement (the one-way
+            measurement included).
+        stop_factor: The early-stopping threshold's multiple of the moving average
+            of the largest post-measurement error, in [0, 1); 0 disables it.
         device: Torch device for training; default ``"cuda"`` when available, else
             ``"cpu"``. The fitted model is moved to the CPU after ``fit``.
 
@@ -306,6 +314,7 @@ class GEM(Synthesizer):
         measurements_: ``{clique: (noisy counts, per-cell variance)}`` after
             combining repeated measurements.
         history_: One dict per round: ``clique``, ``sigma``, ``epsilon``.
+        steps_: Adam steps taken after each measurement (the one-way one first).
 
     Privacy:
         ``(epsilon, delta)``-DP under adding or removing one record. The one-way
@@ -332,6 +341,7 @@ class GEM(Synthesizer):
         noise_dim: int = 64,
         lr: float = 1e-3,
         steps_per_round: int = 100,
+        stop_factor: float = 0.0,
         device: str | torch.device | None = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=delta)
@@ -356,6 +366,13 @@ class GEM(Synthesizer):
         self.noise_dim = check_int(noise_dim, "noise_dim", minimum=1)
         self.lr = check_positive(lr, "lr")
         self.steps_per_round = check_int(steps_per_round, "steps_per_round", minimum=1)
+        stop_factor = float(stop_factor)
+        if not 0.0 <= stop_factor < 1.0:
+            raise ValueError(
+                f"stop_factor must be in [0, 1) (0 disables early stopping), got "
+                f"{stop_factor!r}."
+            )
+        self.stop_factor = stop_factor
         if device is not None:
             try:
                 torch.device(device)
@@ -404,23 +421,36 @@ class GEM(Synthesizer):
             totals = np.array([y.sum() for y, _ in measurements.values()])
             return max(1.0, float(np.dot(w, totals) / w.sum()))
 
-        def train(n_hat: float) -> None:
+        ema: list[float] = []  # moving average of the post-measurement max error
+
+        def train(n_hat: float) -> int:
+            """Fit the model to the measurements; return the number of steps taken."""
             cliques = list(measurements)
             plan = _MarginalPlan(domain, cliques, device)
             target = np.concatenate([measurements[c][0] for c in cliques]) / n_hat
             target_t = torch.as_tensor(target, dtype=torch.float32, device=device)
-            for _ in range(self.steps_per_round):
+            threshold = None
+            for step in range(self.steps_per_round):
                 opt.zero_grad(set_to_none=True)
-                loss = (plan(model(z)) - target_t).abs().sum()
+                error = (plan(model(z)) - target_t).abs()
+                if threshold is None:
+                    worst = float(error.detach().max())
+                    ema.append(worst if not ema else 0.5 * ema[-1] + 0.5 * worst)
+                    threshold = self.stop_factor * ema[-1]
+                above = error >= threshold
+                if not bool(above.any()):
+                    return step
+                loss = torch.where(above, error, 0.0).sum()
                 loss.backward()
                 opt.step()
+            return self.steps_per_round
 
         acc.spend(d / (2.0 * sigma0**2), "one-way marginals")
         oneway = [(a,) for a in domain]
         for clique, y in measure(data, domain, oneway, sigma=sigma0, rng=rng).items():
             record(clique, y, sigma0**2)
         n_hat = estimate_n()
-        train(n_hat)
+        self.steps_ = [train(n_hat)]
 
         plan_w = _MarginalPlan(domain, workload, device)
         truth = np.concatenate([marginal(data, domain, c) for c in workload])
@@ -446,7 +476,7 @@ class GEM(Synthesizer):
                 {"clique": pick, "sigma": sigma_t, "epsilon": epsilon_t}
             )
             n_hat = estimate_n()
-            train(n_hat)
+            self.steps_.append(train(n_hat))
 
         model = model.cpu()
         self.model_ = model
