@@ -1,0 +1,473 @@
+"""Tests for dpnotes.dpsgd.train: SGD, DPSGD, Naive, DPSGD-F and their accounting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from opacus.accountants import RDPAccountant
+from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
+from scipy import optimize
+from torch import nn
+
+import dpnotes.dpsgd.train as train_mod
+from dpnotes.accounting import analytic_gaussian_delta
+from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
+from dpnotes.dpsgd.train import (
+    clipped_counts,
+    dpsgd_epsilon,
+    dpsgd_f_clip_bounds,
+    group_accuracy,
+    max_steps_within,
+    naive_weights,
+    release_counts,
+    train,
+)
+from dpnotes.rng import torch_generator
+
+torch.set_num_threads(1)
+
+
+def linear_model(d: int = 5, seed: int = 0, dtype=torch.float64) -> nn.Module:
+    """A logistic regression (two logits) initialised from a seeded generator."""
+    model = nn.Linear(d, 2).to(dtype)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(0.1 * torch.randn(p.shape, generator=gen, dtype=dtype))
+    return model
+
+
+def two_groups(n: int = 2000, seed: int = 0, minority: float = 0.2):
+    """Linearly separable labels; group 1 (a minority) is shifted and tilted."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 5, generator=gen, dtype=torch.float64)
+    groups = (torch.rand(n, generator=gen) < minority).long()
+    x[groups == 1] += 1.0
+    w = torch.tensor([1.0, -1.0, 0.5, 0.0, 2.0], dtype=torch.float64)
+    y = ((x @ w) > 0.5 * groups).long()
+    return x, y, groups
+
+
+@pytest.fixture(scope="module")
+def data():
+    return two_groups()
+
+
+DP = {"noise_multiplier": 1.0, "clip_norm": 1.0, "lr": 0.5, "batch_size": 100}
+
+
+def params_of(model: nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+
+
+# --- input validation -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        ({"groups": "label2"}, ValueError, "outside 0..1"),
+        ({"groups": "negative"}, ValueError, "outside"),
+        ({"num_groups": 3}, ValueError, "no training examples"),
+        ({"groups": "float"}, TypeError, "integer"),
+        ({"groups": "short"}, ValueError, "one label per example"),
+        ({"y": "short"}, ValueError, "same positive number"),
+        ({"batch_size": 0}, ValueError, "sample rate"),
+        ({"batch_size": 5000}, ValueError, "sample rate"),
+        ({"noise_multiplier": 0.0}, ValueError, "noise_multiplier"),
+        ({"noise_multiplier": -1.0}, ValueError, "noise_multiplier"),
+        ({"noise_multiplier": None}, ValueError, "needs noise_multiplier"),
+        ({"clip_norm": 0.0}, ValueError, "clip_norm"),
+        ({"count_noise_multiplier": 0.0}, ValueError, "count_noise_multiplier"),
+        ({"method": "dpsgd-f"}, ValueError, "unknown method"),
+        ({"sampling": "uniform"}, ValueError, "unknown sampling"),
+        ({"lr": "cosine"}, ValueError, "lr schedule"),
+        ({"lr": 0.0}, ValueError, "lr"),
+        ({"delta": 0.0}, ValueError, "delta"),
+        ({"epochs": 0}, ValueError, "epochs"),
+        ({"weight_decay": -0.1}, ValueError, "weight_decay"),
+        ({"target_epsilon": 1e-6}, ValueError, "single step"),
+        ({"rng": None}, TypeError, "exactly one"),
+        ({"generator": torch.Generator().manual_seed(0)}, TypeError, "exactly one"),
+        ({"rng": 0}, TypeError, "Generator"),
+    ],
+)
+def test_bad_inputs(data, change: dict, error: type, match: str) -> None:
+    x, y, groups = data
+    kwargs = {"num_groups": 2, "method": "dpsgd_f", "rng": np.random.default_rng(0)}
+    kwargs.update(DP)
+    change = dict(change)
+    g = change.pop("groups", None)
+    if g == "label2":
+        groups = groups.clone()
+        groups[0] = 2
+    elif g == "negative":
+        groups = groups.clone()
+        groups[0] = -1
+    elif g == "float":
+        groups = groups.double()
+    elif g == "short":
+        groups = groups[:-1]
+    if change.pop("y", None) == "short":
+        y = y[:-1]
+    kwargs.update(change)
+    with pytest.raises(error, match=match):
+        train(linear_model(), x, y, groups, **kwargs)
+
+
+def test_model_without_trainable_parameters(data) -> None:
+    x, y, groups = data
+    model = linear_model().requires_grad_(False)
+    with pytest.raises(ValueError, match="no trainable parameters"):
+        train(model, x, y, groups, num_groups=2, rng=np.random.default_rng(0), **DP)
+
+
+def test_sgd_rejects_a_target_epsilon(data) -> None:
+    x, y, groups = data
+    with pytest.raises(ValueError, match="not private"):
+        train(
+            linear_model(), x, y, groups, num_groups=2, method="sgd",
+            target_epsilon=1.0, rng=np.random.default_rng(0),
+        )  # fmt: skip
+
+
+# --- the pieces of the rules ----------------------------------------------------------
+
+
+def test_naive_weights() -> None:
+    noisy = torch.tensor([10.0, 30.0, -2.0, 0.5], dtype=torch.float64)
+    theta = naive_weights(noisy, batch_size=80, num_groups=4)
+    # theta_k = (b / K) / max(b~_k, 1)
+    expected = torch.tensor([2.0, 20.0 / 30.0, 20.0, 20.0], dtype=torch.float64)
+    torch.testing.assert_close(theta, expected)
+    # With exact counts every group gets total weight b / K and the weights sum to b.
+    groups = torch.tensor([0] * 5 + [1] * 15 + [2] * 60)
+    exact = torch.bincount(groups, minlength=3).double()
+    theta = naive_weights(exact, batch_size=80, num_groups=3)
+    totals = torch.zeros(3, dtype=torch.float64).index_add_(0, groups, theta[groups])
+    torch.testing.assert_close(totals, torch.full((3,), 80.0 / 3, dtype=torch.float64))
+
+
+def test_dpsgd_f_clip_bounds() -> None:
+    # m = (1, 4, 0), o = (9, 0, 5): b_k = (10, 4, 5), m = 5, b = 19.
+    noisy = torch.tensor([1.0, 4.0, 0.0, 9.0, 0.0, 5.0], dtype=torch.float64)
+    bounds = dpsgd_f_clip_bounds(noisy, clip_norm=2.0)
+    overall = 5.0 / 19.0
+    expected = [2.0 * (1 + r / overall) for r in (0.1, 1.0, 0.0)]
+    torch.testing.assert_close(bounds, torch.tensor(expected, dtype=torch.float64))
+    assert bool(torch.all(bounds >= 2.0))
+    # Guards: negative noisy counts are clipped at 0; undefined ratios are neutral.
+    # m = (0, 2, 1), o = (0, 2, 7): b~_0 = 0, shares 0.5 and 0.125 against 3/12.
+    noisy = torch.tensor([-3.0, 2.0, 1.0, -1.0, 2.0, 7.0], dtype=torch.float64)
+    torch.testing.assert_close(
+        dpsgd_f_clip_bounds(noisy, clip_norm=1.0),
+        torch.tensor([2.0, 3.0, 1.5], dtype=torch.float64),
+    )
+    none_clipped = torch.tensor([0.0, -1.0, 5.0, 7.0], dtype=torch.float64)
+    torch.testing.assert_close(
+        dpsgd_f_clip_bounds(none_clipped, clip_norm=1.0),
+        torch.full((2,), 2.0, dtype=torch.float64),
+    )
+
+
+def test_clipped_counts() -> None:
+    norms = torch.tensor([0.5, 2.0, 3.0, 1.0, 0.1])
+    groups = torch.tensor([0, 0, 1, 1, 2])
+    counts = clipped_counts(norms, groups, clip_norm=1.0, num_groups=3)
+    assert counts.tolist() == [1, 1, 0, 1, 1, 1]  # a norm equal to C_0 is not clipped
+    assert int(counts.sum()) == norms.numel()
+
+
+# --- equivalences and accounting ------------------------------------------------------
+
+
+def test_dpsgd_f_equals_dpsgd_when_all_bounds_are_equal(data, monkeypatch) -> None:
+    # Every example is clipped (tiny C_0), so m_k / b_k = m / b = 1 and every
+    # C_k = 2 C_0. Without count noise, DPSGD-F is then DPSGD with clip 2 C_0, drawing
+    # the same batches and the same gradient noise from the same seed.
+    x, y, groups = data
+    c0 = 1e-4
+    common = {"num_groups": 2, "lr": 50.0, "batch_size": 100, "epochs": 1}
+    common["noise_multiplier"] = 0.7
+    ref = train(
+        linear_model(), x, y, groups, method="dpsgd", clip_norm=2 * c0,
+        rng=np.random.default_rng(5), **common,
+    )  # fmt: skip
+    noisy = train(
+        linear_model(), x, y, groups, method="dpsgd_f", clip_norm=c0,
+        rng=np.random.default_rng(5), **common,
+    )  # fmt: skip
+    monkeypatch.setattr(
+        train_mod, "release_counts", lambda counts, **kw: counts.to(torch.float64)
+    )
+    exact = train(
+        linear_model(), x, y, groups, method="dpsgd_f", clip_norm=c0,
+        rng=np.random.default_rng(5), **common,
+    )  # fmt: skip
+    assert torch.equal(params_of(exact.model), params_of(ref.model))
+    assert exact.history[0].clip_bounds == pytest.approx((2 * c0, 2 * c0), rel=1e-12)
+    # With the count noise the bounds move, and so do the parameters.
+    assert not torch.equal(params_of(noisy.model), params_of(ref.model))
+
+
+def test_accounting_matches_opacus(data) -> None:
+    x, y, groups = data
+    q, delta, s2, s1 = 100 / 2000, 1e-5, 1.1, 5.0
+    orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    for method in ("dpsgd", "naive", "dpsgd_f"):
+        res = train(
+            linear_model(), x, y, groups, num_groups=2, method=method, epochs=2,
+            noise_multiplier=s2, count_noise_multiplier=s1, clip_norm=1.0,
+            batch_size=100, delta=delta, rng=np.random.default_rng(0),
+        )  # fmt: skip
+        assert res.steps == 2 * 20
+        rdp = compute_rdp(q=q, noise_multiplier=s2, steps=res.steps, orders=orders)
+        if method != "dpsgd":
+            rdp = rdp + compute_rdp(
+                q=q, noise_multiplier=s1, steps=res.steps, orders=orders
+            )
+        eps, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=delta)
+        assert res.epsilon == pytest.approx(float(eps), rel=1e-12)
+        epochs_eps = [h.epsilon for h in res.history]
+        assert epochs_eps[-1] == res.epsilon and epochs_eps[0] < epochs_eps[1]
+    # The count release is not free: Naive and DPSGD-F spend more than DPSGD.
+    base = dpsgd_epsilon(
+        method="dpsgd", sample_rate=q, noise_multiplier=s2, steps=40, delta=delta
+    )
+    assert res.epsilon > base
+
+
+def test_target_epsilon_stops_before_exceeding(data) -> None:
+    x, y, groups = data
+    kwargs = {"method": "dpsgd_f", "sample_rate": 0.05, "noise_multiplier": 1.0}
+    kwargs["count_noise_multiplier"] = 10.0
+    eps_at = [dpsgd_epsilon(steps=t, delta=1e-5, **kwargs) for t in (30, 31)]
+    target = 0.5 * (eps_at[0] + eps_at[1])  # between steps 30 and 31
+    assert max_steps_within(target, delta=1e-5, limit=100, **kwargs) == 30
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=3,
+        target_epsilon=target, rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert res.steps == 30 and res.stopped_early
+    assert res.epsilon <= target < eps_at[1]
+    assert [h.steps for h in res.history] == [20, 30]  # a partial second epoch
+    full = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=1,
+        target_epsilon=100.0, rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert full.steps == 20 and not full.stopped_early
+
+
+def test_seeded_runs_are_identical_and_leave_global_rng_alone(data) -> None:
+    x, y, groups = data
+    kwargs = {"num_groups": 2, "method": "dpsgd_f", "epochs": 1, **DP}
+    model = linear_model()  # nn.Linear's constructor itself draws from the global RNG
+    torch_state = torch.get_rng_state()
+    np_state = np.random.get_state()[1].copy()  # noqa: NPY002 (checked, not used)
+    a = train(model, x, y, groups, rng=np.random.default_rng(11), **kwargs)
+    b = train(model, x, y, groups, rng=np.random.default_rng(11), **kwargs)
+    c = train(model, x, y, groups, rng=np.random.default_rng(12), **kwargs)
+    g1 = train(
+        model, x, y, groups, generator=torch.Generator().manual_seed(3), **kwargs
+    )
+    g2 = train(
+        model, x, y, groups, generator=torch.Generator().manual_seed(3), **kwargs
+    )
+    assert torch.equal(torch.get_rng_state(), torch_state), "global torch RNG used"
+    assert np.array_equal(np.random.get_state()[1], np_state)  # noqa: NPY002
+    assert torch.equal(params_of(a.model), params_of(b.model))
+    assert a.history == b.history
+    assert not torch.equal(params_of(a.model), params_of(c.model))
+    assert torch.equal(params_of(g1.model), params_of(g2.model))
+
+
+def test_input_model_is_not_modified(data) -> None:
+    x, y, groups = data
+    model = linear_model()
+    before = params_of(model).clone()
+    res = train(model, x, y, groups, num_groups=2, rng=np.random.default_rng(0), **DP)
+    assert torch.equal(params_of(model), before)
+    assert not torch.equal(params_of(res.model), before)
+    assert not any(m._forward_hooks for m in res.model.modules())
+
+
+# --- empirical privacy audit of the released counts ----------------------------------
+
+
+def _gaussian_epsilon(sigma: float, delta: float) -> float:
+    """Exact epsilon of a sensitivity-1 Gaussian at ``delta`` (the claim audited)."""
+
+    def gap(eps: float) -> float:
+        return (
+            analytic_gaussian_delta(epsilon=eps, sensitivity=1.0, sigma=sigma) - delta
+        )
+
+    return optimize.brentq(gap, 1e-9, 50.0)
+
+
+def _count_release(sigma: float):
+    def mechanism(batch, trials: int, rng: np.random.Generator) -> np.ndarray:
+        norms, groups = batch
+        counts = clipped_counts(norms, groups, clip_norm=1.0, num_groups=2)
+        return release_counts(
+            counts.expand(trials, -1),
+            noise_multiplier=sigma,
+            generator=torch_generator(rng),
+        ).numpy()
+
+    return mechanism
+
+
+def test_audit_of_the_noisy_counts() -> None:
+    # Neighbouring batches: d1 adds one clipped example of group 1, so m_1 moves by 1.
+    norms = torch.tensor([0.5, 2.0, 0.3, 3.0, 0.1])
+    groups = torch.tensor([0, 0, 1, 1, 1])
+    d0 = (norms, groups)
+    d1 = (
+        torch.cat([norms, torch.tensor([5.0])]),
+        torch.cat([groups, torch.tensor([1])]),
+    )
+    sigma, delta = 2.0, 1e-3
+    claim = _gaussian_epsilon(sigma, delta)
+
+    def audit(mech_sigma: float):
+        return audit_epsilon(
+            _count_release(mech_sigma), d0, d1, trials=200_000, delta=delta,
+            rng=np.random.default_rng(1), statistic=lambda out: out[:, 1],
+        )  # fmt: skip
+
+    assert_audit_passes(audit(sigma), claim)
+    broken = audit(sigma / 2)  # half the noise the claim is calibrated to
+    assert audit_fails(broken, claim), broken.summary()
+
+
+# --- training -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "window"),
+    [("sgd", (0.92, 1.0)), ("dpsgd", (0.9, 1.0)), ("naive", (0.85, 1.0)),
+     ("dpsgd_f", (0.9, 1.0))],
+)  # fmt: skip
+def test_one_epoch_smoke_accuracy(method: str, window: tuple) -> None:
+    x, y, groups = two_groups(n=3000, seed=1)
+    xt, yt, gt = two_groups(n=3000, seed=2)
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method=method, epochs=1,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    acc = group_accuracy(res.model, xt, yt, gt, num_groups=2)
+    assert acc.shape == (2,)
+    # Untrained: about 0.5 in both groups; always predicting the majority label:
+    # 0.51 and 0.80. The lower ends of the windows are above both.
+    assert np.all((window[0] <= acc) & (acc <= window[1])), acc
+
+
+def test_history_and_group_epsilon(data) -> None:
+    x, y, groups = data
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=2,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert len(res.history) == 2
+    for h in res.history:
+        assert len(h.group_loss) == len(h.group_grad_norm) == 2
+        assert all(b >= DP["clip_norm"] for b in h.clip_bounds)
+        assert sum(h.group_examples) > 0 and all(v > 0 for v in h.group_grad_norm)
+    # Per-group statement: (mean C_k / max C) * epsilon, at most epsilon.
+    assert len(res.group_epsilon) == 2
+    assert all(0 < e <= res.epsilon for e in res.group_epsilon)
+    frame = res.history_frame()
+    assert list(frame["group"]) == [0, 1, 0, 1] and frame["clip_bound"].notna().all()
+    dp = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd", epochs=1,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert dp.group_epsilon == (dp.epsilon, dp.epsilon)
+    assert dp.history[0].clip_bounds == (1.0, 1.0)
+    sgd = train(
+        linear_model(), x, y, groups, num_groups=2, method="sgd", epochs=1,
+        rng=np.random.default_rng(0), lr=0.5, batch_size=100,
+    )  # fmt: skip
+    assert sgd.epsilon == math.inf and sgd.group_epsilon is None
+
+
+def test_shuffle_sampling_and_lr_schedules(data) -> None:
+    x, y, groups = data
+    for lr in ("1/sqrt(T)", "1/sqrt(t)", lambda t: 0.1):
+        res = train(
+            linear_model(), x, y, groups, num_groups=2, method="naive",
+            sampling="shuffle", noise_multiplier=1.0, clip_norm=1.0, lr=lr,
+            batch_size=300, epochs=2, rng=np.random.default_rng(0),
+        )  # fmt: skip
+        assert res.steps == 2 * (2000 // 300) and res.sampling == "shuffle"
+        # Every shuffled batch has exactly batch_size examples.
+        assert [sum(h.group_examples) for h in res.history] == [1800, 1800]
+        assert res.history[0].group_weights is not None
+
+
+def test_empty_poisson_batches_are_fine() -> None:
+    x, y, groups = two_groups(n=40, seed=3)
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f",
+        noise_multiplier=1.0, clip_norm=1.0, batch_size=1, epochs=1,
+        rng=np.random.default_rng(0),
+    )  # fmt: skip
+    # 40 steps at rate 1/40: about 37% of the batches are empty (P = (39/40)^40).
+    assert res.steps == 40 and res.history[0].epsilon == res.epsilon
+    assert torch.isfinite(params_of(res.model)).all()
+
+
+def test_weight_decay_shrinks_and_defaults_to_the_model_attribute(data) -> None:
+    x, y, groups = data
+    kwargs = {"num_groups": 2, "method": "sgd", "lr": 0.5, "batch_size": 100}
+    plain = train(linear_model(), x, y, groups, rng=np.random.default_rng(0), **kwargs)
+    decayed = train(
+        linear_model(), x, y, groups, weight_decay=0.5, rng=np.random.default_rng(0),
+        **kwargs,
+    )  # fmt: skip
+    model = linear_model()
+    model.weight_decay = 0.5
+    declared = train(model, x, y, groups, rng=np.random.default_rng(0), **kwargs)
+    assert params_of(decayed.model).norm() < params_of(plain.model).norm()
+    assert torch.equal(params_of(declared.model), params_of(decayed.model))
+
+
+def test_group_accuracy() -> None:
+    class Constant(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bias = nn.Parameter(torch.tensor([0.0, 1.0]))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.bias.expand(x.shape[0], 2)
+
+    x = torch.zeros(6, 3)
+    y = torch.tensor([1, 1, 0, 1, 0, 0])
+    groups = torch.tensor([0, 0, 0, 1, 1, 2])
+    acc = group_accuracy(Constant(), x, y, groups, num_groups=4)
+    np.testing.assert_allclose(acc[:3], [2 / 3, 1 / 2, 0.0])
+    assert np.isnan(acc[3])
+    with pytest.raises(ValueError):
+        group_accuracy(Constant(), x, y, groups, num_groups=2)
+
+
+@pytest.mark.gpu
+def test_training_on_cuda_matches_the_cpu_run(data) -> None:
+    # The noise comes from generators on the training device, so a CUDA run's
+    # parameters differ from the CPU run's; it must take the same (CPU-sampled)
+    # steps, spend the same epsilon, and learn.
+    x, y, groups = data
+    common = {"num_groups": 2, "method": "dpsgd_f", "epochs": 1, **DP}
+    cpu = train(linear_model(), x, y, groups, rng=np.random.default_rng(0), **common)
+    gpu = train(
+        linear_model().to("cuda"), x.cuda(), y.cuda(), groups.cuda(),
+        rng=np.random.default_rng(0), device="cuda", **common,
+    )  # fmt: skip
+    assert next(gpu.model.parameters()).device.type == "cuda"
+    assert gpu.steps == cpu.steps and gpu.epsilon == pytest.approx(cpu.epsilon)
+    acc = group_accuracy(gpu.model, x.cuda(), y.cuda(), groups.cuda(), num_groups=2)
+    assert np.all(acc > 0.6), acc
