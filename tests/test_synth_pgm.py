@@ -218,6 +218,26 @@ def test_warm_start_converges_faster() -> None:
     assert err(warm) < 0.7 * err(cold)
 
 
+def test_compiled_estimators_are_bounded(monkeypatch) -> None:
+    # A long experiment compiles one estimator per structure; past the limit the cache
+    # is dropped, and the estimates are unchanged by it.
+    monkeypatch.setattr(_pgm, "MAX_COMPILED", 2)
+    monkeypatch.setattr(_pgm, "_COMPILED", set())
+    _pgm._mirror_descent.clear_cache()
+    logs = [noisy_log(ONEWAY + TREE[:k], sigma=1.0, seed=6) for k in (0, 1, 2)]
+    first = _pgm.estimate(logs[0], iters=50)
+    for log in logs[1:]:
+        _pgm.estimate(log, iters=50)
+        assert len(_pgm._COMPILED) <= 2
+        assert _pgm._mirror_descent._cache_size() <= 2
+    again = _pgm.estimate(logs[0], iters=50)  # compiled anew after the drop
+    for cl in ONEWAY:
+        np.testing.assert_allclose(
+            _pgm.model_marginals(again, DOMAIN, [cl])[cl],
+            _pgm.model_marginals(first, DOMAIN, [cl])[cl],
+        )
+
+
 # --- model marginals ------------------------------------------------------------------
 
 

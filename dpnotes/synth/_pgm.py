@@ -141,6 +141,13 @@ class MeasurementLog:
 
 _ESTIMATOR = estimation.MirrorDescent()
 
+#: Compiled estimators kept at most: each holds tens of megabytes of machine code, and
+#: AIM compiles one per round, so a long experiment would otherwise run out of memory.
+#: When a new structure would exceed the limit, the whole cache is dropped (JAX offers
+#: no finer eviction); recently seen structures are then compiled again.
+MAX_COMPILED = int(os.environ.get("DPNOTES_MAX_COMPILED", 32))
+_COMPILED: set[tuple] = set()
+
 
 @functools.partial(jax.jit, static_argnums=0)
 def _mirror_descent(domain: mbi.Domain, loss_fn, total, potentials, iters):
@@ -200,6 +207,12 @@ def estimate(
     potentials = None if warm_start is None else warm_start.potentials
     if potentials is not None:
         potentials = potentials.expand(loss_fn.cliques)
+    key = (tuple(log.domain.items()), tuple(loss_fn.cliques), potentials is None)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= MAX_COMPILED:
+            _mirror_descent.clear_cache()
+            _COMPILED.clear()
+        _COMPILED.add(key)
     return _mirror_descent(domain, loss_fn, total, potentials, int(iters))
 
 
