@@ -301,3 +301,26 @@ def test_cuda_matches_cpu(backend: str) -> None:
             )
     torch.testing.assert_close(out["cuda"][0], out["cpu"][0], rtol=1e-6, atol=1e-9)
     torch.testing.assert_close(out["cuda"][1], out["cpu"][1], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_batch_graph_is_freed_after_use(backend: str) -> None:
+    # Regression: the ghost backend's tensor hook once held its record strongly,
+    # a cycle (record -> output -> hook -> record) that the garbage collector cannot
+    # break, so every batch's activations leaked (37 MB a step on the MNIST CNN).
+    import gc
+    import weakref
+
+    model = seeded(small_cnn(), 0)
+    outputs: list = []
+    model[0].register_forward_hook(lambda m, a, out: outputs.append(weakref.ref(out)))
+    clipper = PerSampleClipper(model, cross_entropy_per_sample, backend=backend)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        x = torch.randn(8, 1, 8, 8, generator=gen, dtype=torch.float64)
+        y = torch.randint(0, 3, (8,), generator=gen)
+        batch = clipper.compute(x, y)
+        batch.clipped_sum(1.0, set_grad=False)
+    del batch
+    gc.collect()
+    assert outputs and all(ref() is None for ref in outputs)

@@ -471,3 +471,140 @@ def test_training_on_cuda_matches_the_cpu_run(data) -> None:
     assert gpu.steps == cpu.steps and gpu.epsilon == pytest.approx(cpu.epsilon)
     acc = group_accuracy(gpu.model, x.cuda(), y.cuda(), groups.cuda(), num_groups=2)
     assert np.all(acc > 0.6), acc
+
+
+# --- the classic RDP conversion and the per-epoch hook ------------------------------
+
+# The paper's settings (section 6): (n_train, sigma, steps = epochs * n / 256), and the
+# epsilons it reports at delta = 1e-6 (computed with TF Privacy's classic conversion).
+PAPER_RUNS = {
+    "mnist": (54_649, 0.8, 12_808, 6.55),
+    "adult": (36_178, 1.0, 2_826, 3.1),
+    "dutch": (48_336, 1.0, 3_776, 2.66),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_RUNS))
+def test_classic_conversion_reproduces_the_paper_epsilons(name: str) -> None:
+    n, sigma, steps, reported = PAPER_RUNS[name]
+    q, delta = 256 / n, 1e-6
+    orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    rdp = np.asarray(
+        compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=orders)
+    )
+    # Mironov 2017, Prop. 3, written out here independently of the package.
+    reference = float(np.min(rdp + np.log(1 / delta) / (orders - 1)))
+    improved_ref, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=delta)
+    kwargs = {"sample_rate": q, "noise_multiplier": sigma, "steps": steps}
+    classic = dpsgd_epsilon(method="dpsgd", delta=delta, conversion="classic", **kwargs)
+    improved = dpsgd_epsilon(method="dpsgd", delta=delta, **kwargs)
+    assert classic == pytest.approx(reference, rel=1e-12)
+    assert improved == pytest.approx(float(improved_ref), rel=1e-12)
+    # The paper rounds to two or three digits: 6.55 / 3.1 / 2.66.
+    assert round(classic, 2 if name != "adult" else 1) == reported
+    expected = {
+        "mnist": (6.550, 5.911),
+        "adult": (3.078, 2.662),
+        "dutch": (2.656, 2.270),
+    }
+    assert (classic, improved) == pytest.approx(expected[name], abs=1e-3)
+    assert improved < classic
+
+
+def test_classic_conversion_with_counts_and_validation() -> None:
+    q, delta, s2, s1, steps = 0.01, 1e-5, 1.0, 10.0, 500
+    orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    rdp = sum(
+        np.asarray(compute_rdp(q=q, noise_multiplier=s, steps=steps, orders=orders))
+        for s in (s2, s1)
+    )
+    got = dpsgd_epsilon(
+        method="dpsgd_f", sample_rate=q, noise_multiplier=s2,
+        count_noise_multiplier=s1, steps=steps, delta=delta, conversion="classic",
+    )  # fmt: skip
+    assert got == pytest.approx(
+        train_mod.classic_rdp_conversion(rdp, orders, delta=delta)
+    )
+    assert got == pytest.approx(float(np.min(rdp + np.log(1 / delta) / (orders - 1))))
+    with pytest.raises(ValueError, match="conversion"):
+        dpsgd_epsilon(
+            method="dpsgd", sample_rate=q, noise_multiplier=s2, steps=steps,
+            delta=delta, conversion="tight",
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="orders"):
+        train_mod.classic_rdp_conversion([1.0, 2.0], [1.0, 2.0], delta=delta)
+    with pytest.raises(ValueError):
+        train_mod.classic_rdp_conversion([1.0], [2.0], delta=2.0)
+
+
+def test_train_result_epsilon_classic(data) -> None:
+    x, y, groups = data
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="naive", epochs=1,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    expected = dpsgd_epsilon(
+        method="naive", sample_rate=res.sample_rate, noise_multiplier=1.0,
+        count_noise_multiplier=10.0, steps=res.steps, delta=res.delta,
+        conversion="classic",
+    )  # fmt: skip
+    assert res.epsilon_classic == expected > res.epsilon
+    sgd = train(
+        linear_model(), x, y, groups, num_groups=2, method="sgd", epochs=1,
+        rng=np.random.default_rng(0), lr=0.5, batch_size=100,
+    )  # fmt: skip
+    assert sgd.epsilon_classic == math.inf
+
+
+def test_on_epoch_end_hook(data) -> None:
+    x, y, groups = data
+    calls: list[tuple] = []
+
+    def hook(epoch: int, model: nn.Module) -> None:
+        calls.append(
+            (
+                epoch,
+                model.training,
+                torch.is_grad_enabled(),
+                params_of(model).clone(),
+                group_accuracy(model, x, y, groups, num_groups=2),
+            )
+        )
+
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd", epochs=3,
+        rng=np.random.default_rng(0), on_epoch_end=hook, **DP,
+    )  # fmt: skip
+    assert [c[0] for c in calls] == [1, 2, 3]
+    assert not any(c[1] for c in calls) and not any(c[2] for c in calls)
+    assert res.model.training  # train mode restored
+    # The hook sees the model as it is after each epoch: the last call's is the result.
+    assert torch.equal(calls[-1][3], params_of(res.model))
+    assert not torch.equal(calls[0][3], calls[1][3])
+    np.testing.assert_array_equal(
+        calls[-1][4], group_accuracy(res.model, x, y, groups, num_groups=2)
+    )
+    # The hook observes only: the run is the same as without it.
+    plain = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd", epochs=3,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert torch.equal(params_of(plain.model), params_of(res.model))
+    # After an early stop, once more for the partial epoch: once per history entry.
+    stops: list[int] = []
+    target = dpsgd_epsilon(
+        method="dpsgd_f", sample_rate=0.05, noise_multiplier=1.0,
+        count_noise_multiplier=10.0, steps=30, delta=1e-5,
+    )  # fmt: skip
+    early = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=3,
+        target_epsilon=target, rng=np.random.default_rng(0),
+        on_epoch_end=lambda e, m: stops.append(e), **DP,
+    )  # fmt: skip
+    assert early.stopped_early and early.steps == 30
+    assert stops == [h.epoch for h in early.history] == [1, 2]
+    with pytest.raises(TypeError, match="on_epoch_end"):
+        train(
+            linear_model(), x, y, groups, num_groups=2, method="dpsgd",
+            rng=np.random.default_rng(0), on_epoch_end="print", **DP,
+        )  # fmt: skip

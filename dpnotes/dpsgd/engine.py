@@ -54,6 +54,7 @@ References:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -527,9 +528,15 @@ class PerSampleClipper:
                 )
             rec = _Record(inputs=inputs, kwargs=kwargs, output=output, version=0)
             rec.version = output._version
+            # The hook holds the record weakly: a strong reference would close the
+            # cycle record -> output -> tensor hook -> record, which Python's garbage
+            # collector cannot see through, and every batch's graph would leak.
+            ref = weakref.ref(rec)
 
             def grab(g: Tensor) -> None:
-                rec.grad = g
+                target = ref()
+                if target is not None:
+                    target.grad = g
 
             if output.requires_grad:
                 output.register_hook(grab)

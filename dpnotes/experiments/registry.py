@@ -48,6 +48,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.dp_basics",
     "dpnotes.experiments.stratified_mean",
     "dpnotes.experiments.strat_synth",
+    "dpnotes.experiments.dpsgd_f",
 )
 
 
