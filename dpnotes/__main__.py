@@ -13,11 +13,13 @@ from dpnotes.experiments.runner import load_stored, run
 def _cmd_list(args: argparse.Namespace) -> int:
     rows = []
     for exp in list_experiments():
-        stored = [
-            p
-            for p in PROFILES
-            if load_stored(exp.name, p, root=args.results) is not None
-        ]
+        stored = []
+        for p in PROFILES:
+            result = load_stored(exp.name, p, root=args.results, allow_partial=True)
+            if result is not None:
+                done = len(result.meta.get("cells_done", []))
+                total = result.meta.get("cells")
+                stored.append(f"{p} ({done}/{total})" if result.partial else p)
         rows.append((exp.name, exp.figure or "-", ",".join(stored) or "-", exp.title))
     if not rows:
         print("no experiments registered")

@@ -225,7 +225,7 @@ def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
 
 
 def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, capsys
 ):
     # Cell "c" fails after "a" and "b" are done; with checkpoint_s=0 each finished
     # cell updates a partial result, which is not trusted by default.
@@ -247,6 +247,11 @@ def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
         "b",
     ]
     assert "partial: 2 of 3 cells" in partial.caption()
+    main(["--results", str(tmp_path), "list"])
+    listed = [
+        line for line in capsys.readouterr().out.splitlines() if "toy_for" in line
+    ]
+    assert "smoke (2/3)" in listed[0]
     shown = load_or_run(
         "toy_for_tests", prefer=("smoke",), root=tmp_path, allow_partial=True
     )
