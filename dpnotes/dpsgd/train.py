@@ -271,7 +271,7 @@ def naive_weights(noisy_counts: Tensor, *, batch_size: int, num_groups: int) -> 
         ``theta``, shape ``(K,)``.
 
     References:
-        xu2021removing (Alg. 3; the book's errata page on its 1/K factor).
+        xu2021removing (Alg. 3).
 
     >>> naive_weights(torch.tensor([10.0, 30.0, -2.0]), batch_size=60,
     ...               num_groups=3).tolist()
