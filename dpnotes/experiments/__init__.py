@@ -5,6 +5,7 @@ shell,
 and :func:`load_or_run` from a notebook.
 """
 
+from dpnotes.experiments.combine import Combined, load_per_dataset
 from dpnotes.experiments.registry import (
     PROFILES,
     Experiment,
@@ -24,12 +25,14 @@ from dpnotes.experiments.store import (
 
 __all__ = [
     "PROFILES",
+    "Combined",
     "Experiment",
     "StoredResult",
     "config_hash",
     "get_experiment",
     "list_experiments",
     "load_or_run",
+    "load_per_dataset",
     "load_stored",
     "provenance",
     "read_result",

@@ -1,0 +1,215 @@
+"""Combine the stored profiles of an experiment, data set by data set.
+
+A paper-profile run can take days on a CPU and is stored as a *partial* result while it
+runs; its data sets finish at different times. A chapter then wants, for each data set,
+the best numbers that exist: the paper profile's where it has finished whole seeds, the
+quick profile's elsewhere. :func:`load_per_dataset` makes that choice explicitly and
+records it, so that a caption can say, for every data set, which profile and which seeds
+a table or figure shows.
+
+Only *complete seeds* are taken: a seed counts for a data set when every cell of the
+profile's grid for that data set and seed is in the stored table. A half-computed seed
+would otherwise mix methods that were run with methods that were not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from dpnotes.experiments.registry import get_experiment
+from dpnotes.experiments.runner import load_or_run, load_stored
+from dpnotes.experiments.store import StoredResult
+
+__all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where one data set's rows come from."""
+
+    profile: str
+    seeds: tuple[int, ...]
+    partial: bool
+    cells_done: int
+    cells: int
+
+    def describe(self) -> str:
+        """Return e.g. ``"profile paper (partial: 12 of 60 cells computed), seed 0"``.
+
+        The seeds are the complete ones taken from that profile.
+        """
+        profile = f"profile {self.profile}"
+        if self.partial:
+            profile += f" (partial: {self.cells_done} of {self.cells} cells computed)"
+        seeds = ", ".join(str(s) for s in self.seeds)
+        return f"{profile}, seed{'s' if len(self.seeds) > 1 else ''} {seeds}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Combined:
+    """Rows of an experiment drawn, per data set, from the best stored profile."""
+
+    experiment: str
+    table: pd.DataFrame
+    sources: Mapping[str, Source]
+
+    @property
+    def profiles(self) -> list[str]:
+        """The profiles the table draws on, in first-use order."""
+        return list(dict.fromkeys(s.profile for s in self.sources.values()))
+
+    def caption(self, names: Mapping[str, str] | None = None) -> str:
+        """Return a caption sentence naming each data set's profile and seeds.
+
+        Args:
+            names: Display names of the data sets (default: their keys).
+        """
+        names = names or {}
+        parts = [f"{names.get(d, d)}: {s.describe()}" for d, s in self.sources.items()]
+        commands = " or ".join(
+            f"python -m dpnotes run {self.experiment} --profile {p}"
+            for p in self.profiles
+        )
+        return (
+            f"Experiment {self.experiment}; {'; '.join(parts)}. Regenerate with: "
+            f"{commands}."
+        )
+
+
+def _norm(value: Any) -> Any:
+    # Grid cells hold None where a table holds NaN, and ints where it holds floats.
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return str(value)
+
+
+def complete_seeds(stored: StoredResult, dataset: str) -> list[int]:
+    """Return the seeds whose every grid cell for ``dataset`` is in the stored table.
+
+    Args:
+        stored: A stored result (possibly partial) whose grid cells name ``dataset``
+            and ``seed``.
+        dataset: The data set.
+
+    Raises:
+        ValueError: If the experiment's grid has no ``dataset`` or ``seed`` key.
+    """
+    experiment = get_experiment(stored.experiment)
+    grid = experiment.grid(experiment.config(stored.profile))
+    if not grid or not {"dataset", "seed"} <= set(grid[0]):
+        raise ValueError(
+            f"experiment {stored.experiment!r} has no dataset and seed in its grid "
+            "cells; combine its profiles by hand."
+        )
+    keys = list(grid[0])
+    missing = [k for k in keys if k not in stored.table.columns]
+    if missing:
+        raise ValueError(
+            f"the stored table of {stored.experiment!r} lacks the cell column(s) "
+            f"{missing}; rerun it with the current code."
+        )
+    present = {
+        tuple(_norm(v) for v in row)
+        for row in stored.table[keys].drop_duplicates().itertuples(index=False)
+    }
+    seeds: dict[int, bool] = {}
+    for cell in grid:
+        if cell["dataset"] != dataset:
+            continue
+        seed = int(cell["seed"])
+        found = tuple(_norm(cell[k]) for k in keys) in present
+        seeds[seed] = seeds.get(seed, True) and found
+    return sorted(s for s, ok in seeds.items() if ok)
+
+
+def _dataset_settings(stored: StoredResult, dataset: str) -> Any:
+    datasets = stored.config.get("datasets")
+    if isinstance(datasets, Mapping):
+        return datasets.get(dataset)
+    return None
+
+
+def load_per_dataset(
+    name: str,
+    *,
+    profiles: Sequence[str] = ("paper", "quick"),
+    root: str | os.PathLike[str] | None = None,
+) -> Combined:
+    """Return an experiment's rows, per data set, from the best stored profile.
+
+    For each data set, the first profile in ``profiles`` with at least one complete seed
+    is taken, restricted to its complete seeds, unless a later profile ran the same
+    settings for that data set (equal ``config["datasets"][dataset]``) on more complete
+    seeds: then that one is taken, since more seeds of the same computation show the
+    spread. The last profile is computed (as :func:`load_or_run` does) when nothing is
+    stored for it; earlier ones are read only, partial results included.
+
+    Args:
+        name: The experiment; its grid cells must have ``dataset`` and ``seed`` keys.
+        profiles: Profiles in order of preference; the last one is the fallback.
+        root: The results root (default: the configured one).
+
+    Returns:
+        A :class:`Combined` with the concatenated rows and their sources.
+
+    Raises:
+        ValueError: If ``profiles`` is empty or no profile has a complete seed of some
+            data set of the fallback profile.
+    """
+    if not profiles:
+        raise ValueError("profiles is empty; name at least one, e.g. ('quick',).")
+    *first, last = list(profiles)
+    stored: list[StoredResult] = []
+    for profile in first:
+        result = load_stored(name, profile, root=root, allow_partial=True)
+        if result is not None:
+            stored.append(result)
+    stored.append(load_or_run(name, prefer=(last,), fallback=last, root=root))
+
+    datasets = list(
+        dict.fromkeys(
+            d for result in stored for d in result.table["dataset"].unique().tolist()
+        )
+    )
+    parts: list[pd.DataFrame] = []
+    sources: dict[str, Source] = {}
+    for dataset in datasets:
+        options = [(r, complete_seeds(r, dataset)) for r in stored]
+        options = [(r, s) for r, s in options if s]
+        if not options:
+            raise ValueError(
+                f"no stored profile of {name!r} has a complete seed of {dataset!r}; "
+                f"run python -m dpnotes run {name} --profile {last}."
+            )
+        best, seeds = options[0]
+        for result, result_seeds in options[1:]:
+            same = _dataset_settings(result, dataset) == _dataset_settings(
+                best, dataset
+            )
+            if same and len(result_seeds) > len(seeds):
+                best, seeds = result, result_seeds
+        table = best.table
+        parts.append(table[(table["dataset"] == dataset) & table["seed"].isin(seeds)])
+        experiment = get_experiment(name)
+        sources[dataset] = Source(
+            profile=best.profile,
+            seeds=tuple(seeds),
+            partial=best.partial,
+            cells_done=len(best.meta.get("cells_done", [])),
+            cells=len(experiment.grid(experiment.config(best.profile))),
+        )
+    return Combined(
+        experiment=name,
+        table=pd.concat(parts, ignore_index=True),
+        sources=sources,
+    )

@@ -1,0 +1,103 @@
+"""Combining an experiment's stored profiles data set by data set."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpnotes.experiments import load_stored, register, run
+from dpnotes.experiments.combine import complete_seeds, load_per_dataset
+
+
+def _grid(config):
+    return [
+        {"dataset": d, "method": m, "seed": s}
+        for s in config["seeds"]
+        for d in config["datasets"]
+        for m in ("a", "b")
+    ]
+
+
+@register(
+    name="toy_combine",
+    title="A toy experiment with data sets and seeds, for the tests",
+    profiles={
+        "smoke": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
+        "quick": {"datasets": {"d1": {"n": 3}, "d2": {"n": 2}}, "seeds": [0, 1, 2]},
+        "paper": {"datasets": {"d1": {"n": 3}, "d2": {"n": 5}}, "seeds": [0, 1]},
+    },
+    grid=_grid,
+)
+def toy_combine(config, cell, *, rng):
+    if (
+        os.environ.get("TOY_COMBINE_FAIL")
+        == f"{cell['dataset']}-{cell['seed']}-{cell['method']}"
+    ):
+        raise RuntimeError("planted failure")
+    n = config["datasets"][cell["dataset"]]["n"]
+    return pd.DataFrame({"draw": np.arange(n), "value": rng.normal(size=n)})
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    run("toy_combine", "quick", root=tmp_path, progress=False)
+    # The paper run stops in its last cell (d2, seed 1, method b): a partial result.
+    monkeypatch.setenv("TOY_COMBINE_FAIL", "d2-1-b")
+    with pytest.raises(RuntimeError, match="planted"):
+        run("toy_combine", "paper", root=tmp_path, progress=False, checkpoint_s=0)
+    monkeypatch.delenv("TOY_COMBINE_FAIL")
+    return tmp_path
+
+
+def test_complete_seeds_needs_every_cell_of_the_seed(stored):
+    paper = load_stored("toy_combine", "paper", root=stored, allow_partial=True)
+    assert paper.partial
+    assert complete_seeds(paper, "d1") == [0, 1]
+    assert complete_seeds(paper, "d2") == [0], "seed 1 lacks method b"
+    assert complete_seeds(paper, "elsewhere") == []
+
+
+def test_each_data_set_takes_its_best_profile(stored):
+    combined = load_per_dataset("toy_combine", root=stored)
+    src = combined.sources
+    # d1 ran the same settings in both profiles; quick has more complete seeds.
+    assert src["d1"].profile == "quick" and src["d1"].seeds == (0, 1, 2)
+    # d2's settings differ: the paper profile's complete seed wins over quick.
+    assert src["d2"].profile == "paper" and src["d2"].seeds == (0,)
+    assert src["d2"].partial and (src["d2"].cells_done, src["d2"].cells) == (7, 8)
+    t = combined.table
+    d2 = t[t.dataset == "d2"]
+    assert set(d2.seed) == {0} and len(d2) == 2 * 5, "paper rows, complete seed only"
+    assert len(t[t.dataset == "d1"]) == 3 * 2 * 3
+    caption = combined.caption({"d1": "First", "d2": "Second"})
+    assert "First: profile quick, seeds 0, 1, 2" in caption
+    assert "Second: profile paper (partial: 7 of 8 cells computed), seed 0" in caption
+    assert "--profile paper" in caption and "--profile quick" in caption
+
+
+def test_only_fallback_profile_is_computed_when_missing(tmp_path):
+    combined = load_per_dataset(
+        "toy_combine", profiles=("paper", "smoke"), root=tmp_path
+    )
+    assert load_stored("toy_combine", "paper", root=tmp_path) is None
+    assert combined.profiles == ["smoke"] and combined.sources["d1"].seeds == (0,)
+
+
+def test_bad_calls_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="profiles is empty"):
+        load_per_dataset("toy_combine", profiles=(), root=tmp_path)
+    with pytest.raises(ValueError, match="no dataset and seed"):
+        load_per_dataset("toy_for_tests_nogrid", root=tmp_path)
+
+
+@register(
+    name="toy_for_tests_nogrid",
+    title="A toy experiment whose cells name no data set",
+    profiles={"smoke": {}, "quick": {}, "paper": {}},
+    grid=lambda config: [{"arm": "x"}],
+)
+def toy_nogrid(config, cell, *, rng):
+    return pd.DataFrame({"dataset": ["d"], "value": [rng.normal()]})
