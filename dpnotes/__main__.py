@@ -1,13 +1,14 @@
-"""Command line: ``python -m dpnotes list`` and ``python -m dpnotes run NAME``."""
+"""Command line: ``python -m dpnotes list``, ``run NAME`` and ``checkpoint NAME``."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
 from dpnotes.experiments.registry import PROFILES, list_experiments
-from dpnotes.experiments.runner import load_stored, run
+from dpnotes.experiments.runner import checkpoint, load_stored, run
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -34,22 +35,46 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _interrupt_on_sigterm(signum, frame) -> None:
+    # ``kill PID`` then stops a run like Ctrl-C does: the finished cells are stored
+    # as a partial result before the process exits.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    result = run(
-        args.name,
-        args.profile,
-        seed=args.seed,
-        root=args.results,
-        progress=not args.no_progress,
-        keep_cells=args.keep_cells,
-        jobs=args.jobs,
-    )
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    try:
+        result = run(
+            args.name,
+            args.profile,
+            seed=args.seed,
+            root=args.results,
+            progress=not args.no_progress,
+            keep_cells=args.keep_cells,
+            jobs=args.jobs,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     meta = result.meta
     print(
         f"stored {meta['rows']} rows in {result.path} "
         f"({meta['wall_time_s']:.1f} s, config {meta['config_hash']}, "
         f"{meta['cells_resumed']}/{meta['cells']} cells resumed)"
     )
+    return 0
+
+
+def _cmd_checkpoint(args: argparse.Namespace) -> int:
+    result = checkpoint(args.name, args.profile, seed=args.seed, root=args.results)
+    if result is None:
+        print(
+            f"no finished cell of {args.name} [{args.profile}] for the current code "
+            f"and seed {args.seed}; nothing stored"
+        )
+    elif result.partial:
+        print(f"stored {result.caption()}")
+    else:
+        print(f"{args.name} [{args.profile}] is complete; its result is unchanged")
     return 0
 
 
@@ -87,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-cells", action="store_true", help="keep per-cell files after the run"
     )
     p_run.set_defaults(func=_cmd_run)
+    p_ck = sub.add_parser(
+        "checkpoint",
+        help="store the finished cells of an unfinished run as a partial result",
+    )
+    p_ck.add_argument("name", help="experiment name (see `list`)")
+    p_ck.add_argument("--profile", choices=PROFILES, default="paper")
+    p_ck.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_ck.set_defaults(func=_cmd_checkpoint)
     return parser
 
 

@@ -44,6 +44,10 @@ def toy_for_tests(config, cell, *, rng):
     CALLS.append(dict(cell))
     if os.environ.get("TOY_FAIL_ON") == cell["arm"]:
         raise RuntimeError(f"planted failure in cell {cell['arm']}")
+    if os.environ.get("TOY_SIGTERM_ON") == cell["arm"]:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGTERM)
     x = rng.normal(size=config["draws"])
     return pd.DataFrame({"draw": np.arange(x.size), "value": x})
 
@@ -353,3 +357,59 @@ def test_parallel_jobs_give_the_same_table(tmp_path):
 def test_jobs_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="jobs"):
         run("toy_for_tests", "smoke", root=tmp_path, progress=False, jobs=0)
+
+
+def test_failed_run_keeps_every_finished_cell(tmp_path, monkeypatch):
+    # Without any checkpoint interval elapsing, a failure still stores the finished
+    # cells as a partial result.
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError, match="planted failure"):
+        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    assert partial is not None and partial.partial
+    assert sorted(partial.table["arm"].unique()) == ["a", "b"]
+
+
+def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(tmp_path, monkeypatch):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setenv("TOY_SIGTERM_ON", "b")
+    args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
+    with pytest.raises(KeyboardInterrupt):
+        main([*args, "--no-progress"])
+    assert signal.getsignal(signal.SIGTERM) is before, "handler must be restored"
+    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
+
+
+def test_checkpoint_stores_finished_cells_without_computing(
+    tmp_path, monkeypatch, capsys
+):
+    from dpnotes.experiments import store
+
+    args = ["--results", str(tmp_path), "checkpoint", "toy_for_tests", "--profile"]
+    assert main([*args, "smoke", "--seed", "5"]) == 0
+    assert "nothing stored" in capsys.readouterr().out
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError):
+        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    # Drop the partial result; the cell files of the unfinished run remain.
+    folder = tmp_path / "toy_for_tests" / "smoke"
+    (folder / store.META).unlink()
+    (folder / store.TABLE).unlink()
+    CALLS.clear()
+    assert main([*args, "smoke", "--seed", "5"]) == 0
+    assert "partial: 2 of 3 cells computed" in capsys.readouterr().out
+    assert CALLS == [], "checkpoint computes nothing"
+    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    assert partial.partial and len(partial.table) == 10
+    # Another seed's cells are not this seed's checkpoint.
+    assert main([*args, "smoke", "--seed", "6"]) == 0
+    assert "nothing stored" in capsys.readouterr().out
+    monkeypatch.delenv("TOY_FAIL_ON")
+    done = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    assert main([*args, "smoke", "--seed", "5"]) == 0
+    assert "is complete" in capsys.readouterr().out
+    again = load_stored("toy_for_tests", "smoke", root=tmp_path)
+    assert again is not None and again.meta["date"] == done.meta["date"]

@@ -253,25 +253,21 @@ def run(
 
     last_checkpoint = [time.perf_counter()]
 
-    if jobs == 1 or len(todo) <= 1:
-        for i in todo:
-            store(i, _run_one(name, profile, int(seed), cells[i]))
-    else:
-        import concurrent.futures
-        import multiprocessing
-
-        # Spawned (not forked) workers: JAX and torch are not fork-safe.
-        context = multiprocessing.get_context("spawn")
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context, initializer=_one_thread_each
-        ) as pool:
-            futures = {
-                pool.submit(_run_one, name, profile, int(seed), cells[i]): i
-                for i in todo
-            }
-            for future in concurrent.futures.as_completed(futures):
-                store(futures[future], future.result())
-    bar.close()
+    try:
+        if jobs == 1 or len(todo) <= 1:
+            for i in todo:
+                store(i, _run_one(name, profile, int(seed), cells[i]))
+        else:
+            _run_pool(name, profile, int(seed), cells, todo, jobs, store)
+    except BaseException:
+        # A failure or an interruption (Ctrl-C, or SIGTERM through the command line)
+        # keeps what is finished: the partial result then holds every finished cell,
+        # not only those of the last checkpoint.
+        if any(f.is_file() for f in files):
+            _write_partial(folder, meta, hashes, files, started, started_at)
+        raise
+    finally:
+        bar.close()
     parts = [pd.read_csv(f) for f in files]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -290,6 +286,76 @@ def run(
     if not keep_cells:
         shutil.rmtree(folder / "cells", ignore_errors=True)
     return result
+
+
+def _run_pool(
+    name: str,
+    profile: str,
+    seed: int,
+    cells: Sequence[dict[str, Any]],
+    todo: Sequence[int],
+    jobs: int,
+    store,
+) -> None:
+    import concurrent.futures
+    import multiprocessing
+
+    # Spawned (not forked) workers: JAX and torch are not fork-safe.
+    context = multiprocessing.get_context("spawn")
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_one_thread_each
+    )
+    try:
+        futures = {
+            pool.submit(_run_one, name, profile, seed, cells[i]): i for i in todo
+        }
+        for future in concurrent.futures.as_completed(futures):
+            store(futures[future], future.result())
+    except BaseException:
+        # Do not start the queued cells; running ones finish in their workers.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def checkpoint(
+    name: str,
+    profile: str,
+    *,
+    seed: int = 0,
+    root: str | os.PathLike[str] | None = None,
+) -> StoredResult | None:
+    """Store the finished cells of a run in progress as a partial result, now.
+
+    A long run writes partial results on its own (see :func:`run`); this writes one
+    from the cell files on disk at any moment, for instance to commit what a run in
+    another process has finished so far. Nothing is computed.
+
+    Returns:
+        The partial result; the complete result if the run has finished (it is not
+        replaced); ``None`` when no cell of the current code and ``seed`` is done.
+    """
+    _check_profile(profile)
+    experiment = get_experiment(name)
+    folder = results_root(root) / experiment.name / profile
+    complete = load_stored(name, profile, root=root)
+    if complete is not None:
+        return complete
+    meta = provenance(experiment, profile, int(seed))
+    cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
+    hashes = [stable_hash(cell) for cell in experiment.cells(profile)]
+    files = [cells_dir / f"{h}.csv" for h in hashes]
+    if not any(f.is_file() for f in files):
+        return None
+    _write_partial(
+        folder,
+        meta,
+        hashes,
+        files,
+        time.perf_counter(),
+        dt.datetime.now(dt.timezone.utc),
+    )
+    return load_stored(name, profile, root=root, allow_partial=True)
 
 
 def _write_partial(
