@@ -41,6 +41,16 @@ def _interrupt_on_sigterm(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _parse_only(items: Sequence[str]) -> dict[str, list[str]] | None:
+    only: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--only takes KEY=VALUE, got {item!r}.")
+        only.setdefault(key, []).append(value)
+    return only or None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
@@ -52,10 +62,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             keep_cells=args.keep_cells,
             jobs=args.jobs,
+            only=_parse_only(args.only),
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
     meta = result.meta
+    if result.partial:
+        print(f"stored {result.caption()}")
+        return 0
     print(
         f"stored {meta['rows']} rows in {result.path} "
         f"({meta['wall_time_s']:.1f} s, config {meta['config_hash']}, "
@@ -104,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=1,
         help="worker processes running cells in parallel (default 1)",
+    )
+    p_run.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="compute only cells with this value of a grid key (repeat a key for "
+        "several values, e.g. --only dataset=NM --only seed=0); the rest stays to do",
     )
     p_run.add_argument(
         "--no-progress", action="store_true", help="hide the progress bar"

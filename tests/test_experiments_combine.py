@@ -101,3 +101,50 @@ def test_bad_calls_are_clear_errors(tmp_path):
 )
 def toy_nogrid(config, cell, *, rng):
     return pd.DataFrame({"dataset": ["d"], "value": [rng.normal()]})
+
+
+def test_only_runs_the_selected_cells_and_they_equal_a_full_runs(tmp_path, capsys):
+    from dpnotes.__main__ import main
+
+    args = ["--results", str(tmp_path / "sel"), "run", "toy_combine", "--profile"]
+    assert main([*args, "quick", "--only", "dataset=d2", "--only", "seed=1"]) == 0
+    assert "partial: 2 of 12 cells computed" in capsys.readouterr().out
+    part = load_stored(
+        "toy_combine", "quick", root=tmp_path / "sel", allow_partial=True
+    )
+    assert set(
+        map(tuple, part.table[["dataset", "seed"]].drop_duplicates().values)
+    ) == {("d2", 1)}
+    # Several values of one key, given as numbers; the rest completes the grid.
+    run(
+        "toy_combine",
+        "quick",
+        root=tmp_path / "sel",
+        progress=False,
+        only={"seed": [0, 2.0]},
+    )
+    done = run("toy_combine", "quick", root=tmp_path / "sel", progress=False)
+    assert not done.partial and done.meta["cells_resumed"] == 10
+    full = run("toy_combine", "quick", root=tmp_path / "full", progress=False)
+    pd.testing.assert_frame_equal(done.table, full.table)
+
+
+def test_only_rejects_unknown_keys_and_empty_selections(tmp_path):
+    with pytest.raises(ValueError, match="not keys"):
+        run("toy_combine", "quick", root=tmp_path, progress=False, only={"x": [1]})
+    with pytest.raises(ValueError, match="no cell matches"):
+        run(
+            "toy_combine",
+            "quick",
+            root=tmp_path,
+            progress=False,
+            only={"dataset": ["d9"]},
+        )
+
+
+def test_cli_only_needs_key_value(tmp_path, capsys):
+    from dpnotes.__main__ import main
+
+    args = ["--results", str(tmp_path), "run", "toy_combine", "--only", "dataset"]
+    assert main(args) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

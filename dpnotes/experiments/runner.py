@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +183,7 @@ def run(
     keep_cells: bool = False,
     jobs: int = 1,
     checkpoint_s: float = 120.0,
+    only: Mapping[str, Sequence[Any]] | None = None,
 ) -> StoredResult:
     """Run one experiment under one profile and store its table with provenance.
 
@@ -205,6 +206,11 @@ def run(
             stream keyed by its content), so the table does not depend on ``jobs``.
         checkpoint_s: Seconds between partial results; ``0`` writes one after every
             cell.
+        only: Compute only the cells whose value of each named key is among the
+            given ones, e.g. ``{"dataset": ["NM"], "seed": [0]}`` (values are matched
+            as written or as numbers). Each cell has its own random stream, so the
+            order in which cells are computed does not change any of them; a run
+            that leaves cells undone stores a partial result.
 
     Returns:
         The stored result.
@@ -227,6 +233,9 @@ def run(
     _restore_partial(folder, experiment.name, profile, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
+    if only:
+        selected = _select_cells(cells, only)
+        todo = [i for i in todo if i in selected]
     bar = tqdm(
         total=len(cells),
         initial=resumed,
@@ -268,6 +277,12 @@ def run(
         raise
     finally:
         bar.close()
+    if not all(f.is_file() for f in files):
+        # A selection (``only``) left cells undone: the result is partial.
+        _write_partial(folder, meta, hashes, files, started, started_at)
+        partial = load_stored(name, profile, root=root, allow_partial=True)
+        assert partial is not None
+        return partial
     parts = [pd.read_csv(f) for f in files]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
@@ -286,6 +301,41 @@ def run(
     if not keep_cells:
         shutil.rmtree(folder / "cells", ignore_errors=True)
     return result
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if str(value) == str(wanted):
+        return True
+    try:
+        return float(value) == float(wanted)
+    except (TypeError, ValueError):
+        return False
+
+
+def _select_cells(
+    cells: Sequence[Mapping[str, Any]], only: Mapping[str, Sequence[Any]]
+) -> set[int]:
+    """Return the indices of the cells that ``only`` selects (see :func:`run`)."""
+    keys = set(cells[0]) if cells else set()
+    unknown = [k for k in only if k not in keys]
+    if unknown:
+        raise ValueError(
+            f"only names {unknown}, which are not keys of this experiment's cells "
+            f"{sorted(keys)}."
+        )
+    only = {
+        k: [v] if isinstance(v, (str, int, float)) else list(v) for k, v in only.items()
+    }
+    selected = {
+        i
+        for i, cell in enumerate(cells)
+        if all(any(_matches(cell[k], w) for w in wanted) for k, wanted in only.items())
+    }
+    if not selected:
+        raise ValueError(
+            f"no cell matches only={only}; see the grid with the values each key takes."
+        )
+    return selected
 
 
 def _run_pool(
