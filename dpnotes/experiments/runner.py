@@ -362,8 +362,12 @@ def _run_pool(
         for future in concurrent.futures.as_completed(futures):
             store(futures[future], future.result())
     except BaseException:
-        # Do not start the queued cells; running ones finish in their workers.
+        # Start no queued cell and stop the running ones: their results could no
+        # longer be stored, and orphaned workers would hold the cores.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
         raise
     pool.shutdown(wait=True)
 
