@@ -104,8 +104,7 @@ def complete_seeds(stored: StoredResult, dataset: str) -> list[int]:
     Raises:
         ValueError: If the experiment's grid has no ``dataset`` or ``seed`` key.
     """
-    experiment = get_experiment(stored.experiment)
-    grid = experiment.grid(experiment.config(stored.profile))
+    grid = get_experiment(stored.experiment).cells(stored.profile)
     if not grid or not {"dataset", "seed"} <= set(grid[0]):
         raise ValueError(
             f"experiment {stored.experiment!r} has no dataset and seed in its grid "
@@ -181,6 +180,7 @@ def load_per_dataset(
             d for result in stored for d in result.table["dataset"].unique().tolist()
         )
     )
+    experiment = get_experiment(name)
     parts: list[pd.DataFrame] = []
     sources: dict[str, Source] = {}
     for dataset in datasets:
@@ -200,13 +200,12 @@ def load_per_dataset(
                 best, seeds = result, result_seeds
         table = best.table
         parts.append(table[(table["dataset"] == dataset) & table["seed"].isin(seeds)])
-        experiment = get_experiment(name)
         sources[dataset] = Source(
             profile=best.profile,
             seeds=tuple(seeds),
             partial=best.partial,
             cells_done=len(best.meta.get("cells_done", [])),
-            cells=len(experiment.grid(experiment.config(best.profile))),
+            cells=len(experiment.cells(best.profile)),
         )
     return Combined(
         experiment=name,

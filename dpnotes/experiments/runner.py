@@ -219,17 +219,12 @@ def run(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
     experiment = get_experiment(name)
-    folder = results_root(root) / experiment.name / profile
-    meta = provenance(experiment, profile, int(seed))
-    cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
-    cells = experiment.cells(profile)
+    folder, meta, cells, hashes, files = _layout(experiment, profile, int(seed), root)
 
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.timezone.utc)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
-    hashes = [stable_hash(cell) for cell in cells]
-    files = [cells_dir / f"{h}.csv" for h in hashes]
     _restore_partial(folder, experiment.name, profile, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
@@ -301,6 +296,18 @@ def run(
     if not keep_cells:
         shutil.rmtree(folder / "cells", ignore_errors=True)
     return result
+
+
+def _layout(
+    experiment, profile: str, seed: int, root: str | os.PathLike[str] | None
+) -> tuple[Path, dict[str, Any], list[dict[str, Any]], list[str], list[Path]]:
+    """Return a run's folder, provenance, cells, cell hashes and per-cell files."""
+    folder = results_root(root) / experiment.name / profile
+    meta = provenance(experiment, profile, seed)
+    cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
+    cells = experiment.cells(profile)
+    hashes = [stable_hash(cell) for cell in cells]
+    return folder, meta, cells, hashes, [cells_dir / f"{h}.csv" for h in hashes]
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -390,15 +397,12 @@ def checkpoint(
         replaced); ``None`` when no cell of the current code and ``seed`` is done.
     """
     _check_profile(profile)
-    experiment = get_experiment(name)
-    folder = results_root(root) / experiment.name / profile
     complete = load_stored(name, profile, root=root)
     if complete is not None:
         return complete
-    meta = provenance(experiment, profile, int(seed))
-    cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
-    hashes = [stable_hash(cell) for cell in experiment.cells(profile)]
-    files = [cells_dir / f"{h}.csv" for h in hashes]
+    folder, meta, _, hashes, files = _layout(
+        get_experiment(name), profile, int(seed), root
+    )
     if not any(f.is_file() for f in files):
         return None
     _write_partial(
