@@ -24,6 +24,7 @@ from dpnotes.experiments import (
 from dpnotes.experiments import store as store_mod
 
 CALLS: list[dict] = []
+CACHE_SEEN: list[str | None] = []  # $DPNOTES_RUN_CACHE as each toy cell saw it
 
 
 def _toy_grid(config):
@@ -42,6 +43,7 @@ def _toy_grid(config):
 )
 def toy_for_tests(config, cell, *, rng):
     CALLS.append(dict(cell))
+    CACHE_SEEN.append(os.environ.get(store_mod.RUN_CACHE_ENV))
     if os.environ.get("TOY_FAIL_ON") == cell["arm"]:
         raise RuntimeError(f"planted failure in cell {cell['arm']}")
     if os.environ.get("TOY_SIGTERM_ON") == cell["arm"]:
@@ -55,8 +57,10 @@ def toy_for_tests(config, cell, *, rng):
 @pytest.fixture(autouse=True)
 def _clear_calls():
     CALLS.clear()
+    CACHE_SEEN.clear()
     yield
     CALLS.clear()
+    CACHE_SEEN.clear()
 
 
 def test_registry_lists_the_book_experiments():
@@ -413,3 +417,47 @@ def test_checkpoint_stores_finished_cells_without_computing(
     assert "is complete" in capsys.readouterr().out
     again = load_stored("toy_for_tests", "smoke", root=tmp_path)
     assert again is not None and again.meta["date"] == done.meta["date"]
+
+
+def test_shared_table_computes_once_per_key(tmp_path, monkeypatch):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return pd.DataFrame({"x": [0.1, 1 / 3], "g": ["a", "b"]})
+
+    monkeypatch.delenv(store_mod.RUN_CACHE_ENV, raising=False)
+    a = store_mod.shared_table("ns", {"k": 1}, compute)
+    b = store_mod.shared_table("ns", {"k": 1}, compute)
+    assert len(calls) == 2, "without a run cache every call computes"
+    pd.testing.assert_frame_equal(a, b)
+    monkeypatch.setenv(store_mod.RUN_CACHE_ENV, str(tmp_path))
+    c = store_mod.shared_table("ns", {"k": 1}, compute)
+    d = store_mod.shared_table("ns", {"k": 1}, compute)
+    assert len(calls) == 3
+    # Computed and cached tables are equal (both went through CSV).
+    pd.testing.assert_frame_equal(c, a)
+    pd.testing.assert_frame_equal(d, a)
+    store_mod.shared_table("ns", {"k": 2}, compute)
+    assert len(calls) == 4, "another key is another computation"
+    entry = tmp_path / "ns" / stable_hash({"k": 1})
+    assert json.loads((entry / "meta.json").read_text())["key"] == {"k": 1}
+    # A damaged entry is not trusted: it is computed again and repaired.
+    (entry / "results.csv").write_text("x,g\n0.1,a\n")
+    pd.testing.assert_frame_equal(store_mod.shared_table("ns", {"k": 1}, compute), a)
+    assert len(calls) == 5
+    store_mod.shared_table("ns", {"k": 1}, compute)
+    assert len(calls) == 5
+
+
+def test_run_points_its_cells_at_the_run_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv(store_mod.RUN_CACHE_ENV, raising=False)
+    run("toy_for_tests", "smoke", root=tmp_path, progress=False)
+    assert CACHE_SEEN == [str(tmp_path / ".run_cache")] * 3
+    assert store_mod.RUN_CACHE_ENV not in os.environ, "restored after the run"
+    # A cache chosen by the user is kept.
+    monkeypatch.setenv(store_mod.RUN_CACHE_ENV, str(tmp_path / "mine"))
+    CACHE_SEEN.clear()
+    run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    assert CACHE_SEEN == [str(tmp_path / "mine")] * 2
+    assert os.environ[store_mod.RUN_CACHE_ENV] == str(tmp_path / "mine")

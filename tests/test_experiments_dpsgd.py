@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from dpnotes.dpsgd.train import dpsgd_epsilon
-from dpnotes.experiments import get_experiment, list_experiments, run
+from dpnotes.experiments import dpsgd_f, get_experiment, list_experiments, run
 from dpnotes.experiments.dpsgd_f import (
     METRICS,
     PAPER_SETTINGS,
     dpsgd_budget,
     load_cell_data,
+    run_key,
     seed_streams,
     train_and_evaluate,
 )
+from dpnotes.experiments.store import RUN_CACHE_ENV
 
 torch.set_num_threads(1)
 
@@ -206,3 +210,64 @@ def test_cells_are_deterministic_and_paired() -> None:
     loss_a = a.loc[a.metric == "train_loss", "value"].to_numpy()
     loss_c = c.loc[c.metric == "train_loss", "value"].to_numpy()
     assert loss_a.shape == loss_c.shape and not np.allclose(loss_a, loss_c)
+
+
+def test_one_run_serves_every_cell_that_needs_it(tmp_path, monkeypatch) -> None:
+    config = dict(get_experiment("dpsgdf_main").config("smoke"))
+    settings = dict(config["datasets"]["adult"], epochs=2)
+    kw = {"dataset": "adult", "seed": 0, "method": "dpsgd", "settings": settings}
+    trained: list[str] = []
+    real = dpsgd_f._train_and_evaluate
+
+    def counting(*args, **kwargs):
+        trained.append(kwargs["method"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpsgd_f, "_train_and_evaluate", counting)
+    monkeypatch.setenv(RUN_CACHE_ENV, str(tmp_path))
+    every = train_and_evaluate(config, every_epoch=True, **kw)
+    final = train_and_evaluate(config, **kw)
+    assert trained == ["dpsgd"], "the second cell must come from the cache"
+    acc = every[(every.metric == "accuracy") & (every.group == "all")]
+    assert sorted(acc["epoch"]) == [1, 2]
+    # The end-of-run cell keeps the last epoch's accuracy and everything else.
+    pd.testing.assert_frame_equal(
+        final, every[(every.metric != "accuracy") | (every.epoch == 2)]
+        .reset_index(drop=True),
+    )  # fmt: skip
+    assert set(final.loc[final.metric == "accuracy", "epoch"]) == {2}
+    # Without the cache the same rows are computed again.
+    monkeypatch.delenv(RUN_CACHE_ENV)
+    again = train_and_evaluate(config, **kw)
+    keep = final.metric != "wall_seconds"
+    pd.testing.assert_frame_equal(final[keep], again[keep])
+    assert trained == ["dpsgd", "dpsgd"]
+
+
+def test_run_key_names_what_the_run_depends_on() -> None:
+    config = dict(get_experiment("dpsgdf_main").config("quick"))
+    s = dict(PAPER_SETTINGS["mnist"])
+    key = functools.partial(run_key, config, dataset="mnist", seed=0)
+    # SGD uses neither noise nor clipping, so sweeps over them share its run.
+    assert key(method="sgd", settings=s) == key(
+        method="sgd", settings={**s, "noise_multiplier": 2.0, "clip_norm": 3.0}
+    )
+    for m in ("dpsgd", "naive", "dpsgd_f"):
+        assert key(method=m, settings=s) != key(
+            method=m, settings={**s, "clip_norm": 3.0}
+        )
+    assert key(method="dpsgd", settings=s) != key(method="dpsgd_f", settings=s)
+    assert key(method="dpsgd", settings=s) != run_key(
+        config, dataset="mnist", seed=1, method="dpsgd", settings=s
+    )
+    # Only the methods that release counts depend on their noise.
+    other = {**config, "count_noise_factor": 5.0}
+    assert run_key(other, dataset="mnist", seed=0, method="dpsgd", settings=s) == key(
+        method="dpsgd", settings=s
+    )
+    assert run_key(other, dataset="mnist", seed=0, method="dpsgd_f", settings=s) != key(
+        method="dpsgd_f", settings=s
+    )
+    assert set(key(method="sgd", settings=s)["code"]) >= {
+        "dpnotes.experiments.dpsgd_f", "dpnotes.dpsgd", "dpnotes.accounting",
+    }  # fmt: skip

@@ -137,7 +137,8 @@ METRICS: dict[str, str] = {
     "group_epsilon": "per group, final, private methods: the paper's per-group "
     "statement (C_k / max C) * epsilon (not a DP guarantee)",
     "stopped_early": "'all', final: 1 if the budget ended the run before its epochs",
-    "wall_seconds": "'all', final: training and evaluation time of the cell",
+    "wall_seconds": "'all', final: training and evaluation time of the run (of the "
+    "cell that computed it, when the run cache gave it to several cells)",
     "n_train": "per group, final: training examples",
     "n_test": "per group, final: test examples",
 }
@@ -243,6 +244,44 @@ def _accuracies(model, split) -> tuple[np.ndarray, float]:
         return hits / counts, float(correct.mean())
 
 
+def run_key(
+    config: Mapping[str, Any],
+    *,
+    dataset: str,
+    method: str,
+    seed: int,
+    settings: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Return everything one training run depends on, for the run cache.
+
+    Two cells with equal keys are the same computation: the same data, streams,
+    method, hyperparameters and code. SGD ignores the noise and clipping settings,
+    and only Naive and DPSGD-F release counts, so those enter only where they are
+    used; the device enters because CPU and GPU arithmetic differ.
+    """
+    from dpnotes.experiments.registry import _source_digest
+
+    private = method != "sgd"
+    keys = ("lr", "batch_size", "epochs", "delta")
+    keys += ("noise_multiplier", "clip_norm") if private else ()
+    return {
+        "dataset": dataset,
+        "method": method,
+        "seed": int(seed),
+        "settings": {k: settings[k] for k in keys},
+        "count_noise_factor": (
+            float(config.get("count_noise_factor", 10.0))
+            if method in ("naive", "dpsgd_f")
+            else None
+        ),
+        "sampling": config.get("sampling", "poisson"),
+        "train_rows": config.get("train_rows"),
+        "test_rows": config.get("test_rows"),
+        "device": _device(config),
+        "code": {m: _source_digest(m) for m in (__name__, *_DEPENDS)},
+    }
+
+
 def train_and_evaluate(
     config: Mapping[str, Any],
     *,
@@ -254,6 +293,13 @@ def train_and_evaluate(
 ) -> pd.DataFrame:
     """Train one model and return its tidy rows (``metric, group, epoch, value``).
 
+    The test accuracy is measured after every epoch (evaluation on held-out data;
+    it does not touch the training), and the run goes through the run cache
+    (:func:`~dpnotes.experiments.store.shared_table`, key :func:`run_key`): the
+    DPSGD run of Table 1 is also Table 3's ``C = 1`` row and a run of both sweeps of
+    Figure 3, and is trained once. ``every_epoch=False`` keeps the last epoch's
+    accuracy only; the rows are those of a run that evaluated at the end alone.
+
     Args:
         config: The profile (``train_rows``, ``test_rows``, ``sampling``,
             ``count_noise_factor``, ``device``, ``step_progress``).
@@ -263,11 +309,38 @@ def train_and_evaluate(
             (:func:`seed_streams`).
         settings: ``lr``, ``batch_size``, ``epochs``, ``noise_multiplier``,
             ``clip_norm``, ``delta``.
-        every_epoch: Record the test accuracy after every epoch (else at the end).
+        every_epoch: Return the test accuracy after every epoch (else at the end).
 
     Returns:
-        The rows; see :data:`METRICS`.
+        The rows; see :data:`METRICS`. ``wall_seconds`` is the time of the run that
+        computed them, also when they come from the cache.
     """
+    from dpnotes.experiments.store import shared_table
+
+    key = run_key(config, dataset=dataset, method=method, seed=seed, settings=settings)
+    rows = shared_table(
+        "dpsgd_f",
+        key,
+        lambda: _train_and_evaluate(
+            config, dataset=dataset, method=method, seed=seed, settings=settings
+        ),
+    )
+    if every_epoch:
+        return rows
+    accuracy = rows["metric"] == "accuracy"
+    last = rows.loc[accuracy, "epoch"].max()
+    return rows[~accuracy | (rows["epoch"] == last)].reset_index(drop=True)
+
+
+def _train_and_evaluate(
+    config: Mapping[str, Any],
+    *,
+    dataset: str,
+    method: str,
+    seed: int,
+    settings: Mapping[str, Any],
+) -> pd.DataFrame:
+    """Train one run, test accuracy after every epoch: :func:`train_and_evaluate`."""
     from dpnotes.dpsgd.models import paper_model
     from dpnotes.dpsgd.train import dpsgd_epsilon, train
     from dpnotes.rng import torch_generator
@@ -313,11 +386,9 @@ def train_and_evaluate(
         rng=train_rng,
         device=_device(config),
         progress=bool(config.get("step_progress", False)),
-        on_epoch_end=record if every_epoch else None,
+        on_epoch_end=record,
     )
     last = result.history[-1].epoch
-    if not every_epoch:
-        per_epoch[last] = _accuracies(result.model, split)
 
     rows: list[tuple[str, str, int, float]] = []
     for epoch, (groups, overall) in sorted(per_epoch.items()):

@@ -27,6 +27,8 @@ from dpnotes.experiments.registry import (
     stable_hash,
 )
 from dpnotes.experiments.store import (
+    RUN_CACHE_DIR,
+    RUN_CACHE_ENV,
     StoredResult,
     atomic_write_bytes,
     read_result,
@@ -165,6 +167,22 @@ def _one_thread_each() -> None:
     torch.set_num_threads(1)
 
 
+@contextlib.contextmanager
+def _run_cache_set(root: str | os.PathLike[str] | None):
+    """Point ``$DPNOTES_RUN_CACHE`` at the store's run cache unless it is set.
+
+    Worker processes are started inside, so they inherit it.
+    """
+    if os.environ.get(RUN_CACHE_ENV):
+        yield
+        return
+    os.environ[RUN_CACHE_ENV] = str(results_root(root) / RUN_CACHE_DIR)
+    try:
+        yield
+    finally:
+        os.environ.pop(RUN_CACHE_ENV, None)
+
+
 def _run_one(name: str, profile: str, seed: int, cell: dict[str, Any]) -> pd.DataFrame:
     """Run one cell (in this process or a worker): the unit of resumable work."""
     experiment = get_experiment(name)
@@ -258,11 +276,12 @@ def run(
     last_checkpoint = [time.perf_counter()]
 
     try:
-        if jobs == 1 or len(todo) <= 1:
-            for i in todo:
-                store(i, _run_one(name, profile, int(seed), cells[i]))
-        else:
-            _run_pool(name, profile, int(seed), cells, todo, jobs, store)
+        with _run_cache_set(root):
+            if jobs == 1 or len(todo) <= 1:
+                for i in todo:
+                    store(i, _run_one(name, profile, int(seed), cells[i]))
+            else:
+                _run_pool(name, profile, int(seed), cells, todo, jobs, store)
     except BaseException:
         # A failure or an interruption (Ctrl-C, or SIGTERM through the command line)
         # keeps what is finished: the partial result then holds every finished cell,

@@ -5,6 +5,8 @@ Layout under the store root (``book/_results`` in the repository)::
     <experiment>/<profile>/results.csv     the tidy table
     <experiment>/<profile>/meta.json       provenance, including the table's sha256
     <experiment>/<profile>/cells/<seed>/   finished cells of a run (resume points)
+    .run_cache/<namespace>/<key hash>/     sub-computations shared between
+                                           experiments (:func:`shared_table`)
 
 A result is *trusted* only if ``meta.json`` parses, names the right experiment and
 profile, and the sha256 it records equals that of ``results.csv``. Writing removes the
@@ -22,7 +24,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +36,16 @@ __all__ = [
     "atomic_write_bytes",
     "read_result",
     "results_root",
+    "run_cache",
+    "shared_table",
     "write_result",
 ]
 
 RESULTS_ENV = "DPNOTES_RESULTS_DIR"
+#: Folder of the run cache; the runner sets it to ``<store root>/.run_cache`` while
+#: it runs an experiment (unless already set), so its workers inherit it.
+RUN_CACHE_ENV = "DPNOTES_RUN_CACHE"
+RUN_CACHE_DIR = ".run_cache"
 TABLE = "results.csv"
 META = "meta.json"
 
@@ -186,3 +194,56 @@ def read_result(folder: Path, *, experiment: str, profile: str) -> StoredResult 
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
         return None
     return StoredResult(experiment, profile, table, meta, folder)
+
+
+def run_cache() -> Path | None:
+    """Return the run cache folder (``$DPNOTES_RUN_CACHE``), or None when unset."""
+    env = os.environ.get(RUN_CACHE_ENV)
+    return Path(env) if env else None
+
+
+def shared_table(
+    namespace: str,
+    key: Mapping[str, Any],
+    compute: Callable[[], pd.DataFrame],
+) -> pd.DataFrame:
+    """Return ``compute()``, computed once for every experiment that needs it.
+
+    Some cells of different experiments are the same computation: DPSGD at the
+    paper's settings is a cell of Table 1, of Table 3 (``C = 1``) and of both sweeps
+    of Figure 3. With a run cache (:func:`run_cache`; the runner sets one), the
+    table is stored under ``<cache>/<namespace>/<hash of key>/`` with the same
+    atomic, checksummed writes as a result, and later calls with an equal ``key``
+    read it back. ``key`` must therefore name *everything* the computation depends
+    on, the source code included; an unreadable or inconsistent entry is computed
+    again. Without a cache the table is computed every time.
+
+    The table always goes through its CSV form (as cell files do), so a computed
+    table and a cached one are equal.
+
+    Args:
+        namespace: A folder name for one kind of computation.
+        key: JSON-serialisable description of the computation.
+        compute: Returns the table.
+    """
+    from dpnotes.experiments.registry import _jsonable, stable_hash
+
+    folder = run_cache()
+    if folder is None:
+        return pd.read_csv(io.BytesIO(table_to_bytes(compute())))
+    digest = stable_hash(dict(key))
+    entry = folder / namespace / digest
+    stored = read_result(entry, experiment=namespace, profile=digest)
+    if stored is not None and stored.meta.get("key_hash") == digest:
+        return stored.table
+    table = compute()
+    return write_result(
+        entry,
+        table,
+        {
+            "experiment": namespace,
+            "profile": digest,
+            "key_hash": digest,
+            "key": _jsonable(dict(key)),
+        },
+    ).table
