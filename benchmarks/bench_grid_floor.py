@@ -1,0 +1,163 @@
+"""How long the stratified-synthesis paper grid must take on this machine, at least.
+
+Run: ``DPNOTES_DATA_DIR=... .venv/bin/python benchmarks/bench_grid_floor.py``.
+
+The issue asks for the paper profile of ``strat_synth`` (2 data sets x 3 synthesizers x
+4 stratifications x 6 epsilons x 5 seeds) in under 2 hours on this 2-core machine. GEM
+trains a fixed number of Adam steps per fitted model whatever the data, so its share
+has a floor that no implementation of GEM *at its settings* can beat on this CPU:
+
+    fits x steps per fit x FLOPs per step / (cores x matrix-multiply throughput)
+
+1. FLOPs per step: the generator MLP alone, forward and backward (weight gradients for
+   every layer, input gradients for all but the first, whose input is the fixed noise
+   ``z``), from GEM's default sizes. The marginals and Adam are left out, which only
+   lowers the floor.
+2. Throughput: the best single-thread float32 matrix product of the MLP's own layer
+   shapes, measured here, in this process; times the number of cores.
+3. Fits: one per stratum of every cell (strata from the public domain: SEX, RAC1P,
+   SEX x RAC1P), counted from the registered paper grid.
+4. A measured GEM training step on the New York sample, to show how close to the
+   floor the implementation runs (``ratio gem_step_vs_floor``).
+5. The stored paper cells' fit times (median per data set, synthesizer and
+   stratification, over epsilons and seeds), projected onto the whole grid: what the
+   grid costs as implemented, without evaluation.
+
+The last lines are machine-readable (``time <name>=<s>``, ``ratio <name>=<x>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+
+import numpy as np
+import torch
+
+from dpnotes.data.employment import EMPLOYMENT_DOMAIN
+from dpnotes.experiments import get_experiment, load_stored
+from dpnotes.experiments.strat_synth import GROUPINGS, split
+from dpnotes.synth import GEM
+from dpnotes.synth.stratified import strata_of
+
+TARGET_S = 2 * 3600.0
+
+
+def _mlp_shapes(gem: GEM) -> list[tuple[int, int]]:
+    widths = [gem.noise_dim, *gem.hidden, sum(EMPLOYMENT_DOMAIN.values())]
+    return list(itertools.pairwise(widths))
+
+
+def _step_flops(gem: GEM) -> float:
+    k = gem.components
+    shapes = _mlp_shapes(gem)
+    forward = sum(2 * k * a * b for a, b in shapes)
+    weight_grads = forward
+    input_grads = sum(2 * k * a * b for a, b in shapes[1:])
+    return float(forward + weight_grads + input_grads)
+
+
+def _matmul_throughput(gem: GEM, repeats: int) -> float:
+    """Best FLOP/s of one thread over the MLP's layer products (generous: a floor)."""
+    best = 0.0
+    for a, b in _mlp_shapes(gem):
+        x = torch.randn(gem.components, a)
+        w = torch.randn(a, b)
+        for _ in range(5):
+            x @ w
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(50):
+                x @ w
+            seconds = (time.perf_counter() - start) / 50
+            best = max(best, 2 * gem.components * a * b / seconds)
+    return best
+
+
+def _gem_fits(config) -> int:
+    per_cell = {"vanilla": 1}
+    per_cell |= {
+        name: len(strata_of(EMPLOYMENT_DOMAIN, by)) for name, by in GROUPINGS.items()
+    }
+    cells = get_experiment("strat_synth").cells("paper")
+    return sum(per_cell[c["strata"]] for c in cells if c["synthesizer"] == "GEM")
+
+
+def _measured_step(steps: int) -> float:
+    train, _ = split("NY-sample")
+    gem = GEM(epsilon=1.0, delta=1e-9, rounds=1, steps_per_round=steps, device="cpu")
+    start = time.perf_counter()
+    gem.fit(train, EMPLOYMENT_DOMAIN, rng=np.random.default_rng(0))
+    seconds = time.perf_counter() - start
+    return seconds / sum(gem.steps_)
+
+
+def _projection() -> tuple[float, int, int] | None:
+    stored = load_stored("strat_synth", "paper", allow_partial=True)
+    if stored is None:
+        return None
+    fit = stored.table[stored.table["metric"] == "fit_seconds"]
+    keys = ["dataset", "synthesizer", "strata"]
+    median = fit.groupby(keys)["value"].median()
+    cells = get_experiment("strat_synth").cells("paper")
+    total, missing = 0.0, 0
+    for c in cells:
+        key = (c["dataset"], c["synthesizer"], c["strata"])
+        if key in median.index:
+            total += float(median[key])
+        else:
+            missing += 1
+    return total, len(fit), missing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cores", type=int, default=2, help="cores of the target")
+    parser.add_argument("--steps", type=int, default=300, help="GEM steps to time")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    gem = GEM(epsilon=1.0, delta=1e-9)
+    steps_per_fit = (gem.rounds + 1) * gem.steps_per_round
+    flops = _step_flops(gem)
+    peak = _matmul_throughput(gem, repeats=5)
+    fits = _gem_fits(get_experiment("strat_synth").config("paper"))
+    floor_step = flops / peak
+    floor = fits * steps_per_fit * floor_step / args.cores
+    print(
+        f"GEM defaults: K={gem.components}, MLP {gem.noise_dim}->"
+        f"{'->'.join(map(str, gem.hidden))}->{sum(EMPLOYMENT_DOMAIN.values())}, "
+        f"{gem.rounds} rounds + 1, {gem.steps_per_round} steps each "
+        f"= {steps_per_fit} steps per fit"
+    )
+    print(f"MLP FLOPs per step (forward + backward): {flops / 1e6:.0f} MFLOP")
+    print(f"best one-thread matmul on these shapes: {peak / 1e9:.1f} GFLOP/s")
+    print(f"GEM fits in the paper grid (one per stratum): {fits:,}")
+    print(
+        f"floor for GEM alone on {args.cores} cores: {floor / 3600:.2f} h "
+        f"(target for the whole grid: {TARGET_S / 3600:.0f} h)"
+    )
+    step = _measured_step(args.steps)
+    print(
+        f"measured GEM step (New York sample, all marginals, Adam): "
+        f"{step * 1e3:.2f} ms, floor {floor_step * 1e3:.2f} ms"
+    )
+    projected = _projection()
+    if projected is not None:
+        total, n, missing = projected
+        print(
+            f"stored paper cells: {n} fit times; projected fit time of the grid on "
+            f"{args.cores} cores: {total / args.cores / 3600:.1f} h"
+            + (f" ({missing} cells without a stored median)" if missing else "")
+        )
+        print(f"time grid_fits_projected={total / args.cores:.0f}")
+    print(f"time gem_floor={floor:.0f}")
+    print(f"time gem_step={step:.5f}")
+    print(
+        f"ratio gem_floor_vs_target={floor / TARGET_S:.2f} "
+        f"gem_step_vs_floor={step / floor_step:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
