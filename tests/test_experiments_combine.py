@@ -41,6 +41,20 @@ def toy_combine(config, cell, *, rng):
     return pd.DataFrame({"draw": np.arange(n), "value": rng.normal(size=n)})
 
 
+@register(
+    name="toy_combine_new_data",
+    title="A toy whose paper profile adds a data set the quick one lacks",
+    profiles={
+        "smoke": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
+        "quick": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
+        "paper": {"datasets": {"d1": {"n": 2}, "d3": {"n": 2}}, "seeds": [0]},
+    },
+    grid=_grid,
+)
+def toy_combine_new_data(config, cell, *, rng):
+    return toy_combine(config, cell, rng=rng)
+
+
 @pytest.fixture
 def stored(tmp_path, monkeypatch):
     run("toy_combine", "quick", root=tmp_path, progress=False)
@@ -148,3 +162,17 @@ def test_cli_only_needs_key_value(tmp_path, capsys):
     args = ["--results", str(tmp_path), "run", "toy_combine", "--only", "dataset"]
     assert main(args) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_data_set_only_a_partial_run_began_is_left_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOY_COMBINE_FAIL", "d3-0-b")
+    with pytest.raises(RuntimeError, match="planted"):
+        run("toy_combine_new_data", "paper", root=tmp_path, progress=False)
+    monkeypatch.delenv("TOY_COMBINE_FAIL")
+    paper = load_stored("toy_combine_new_data", "paper", root=tmp_path,
+                        allow_partial=True)  # fmt: skip
+    assert "d3" in set(paper.table.dataset), "d3 has begun"
+    combined = load_per_dataset("toy_combine_new_data", root=tmp_path)
+    assert list(combined.sources) == ["d1"]
+    assert combined.sources["d1"].profile == "paper"
+    assert set(combined.table.dataset) == {"d1"}

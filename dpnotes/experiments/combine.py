@@ -150,8 +150,10 @@ def load_per_dataset(
     is taken, restricted to its complete seeds, unless a later profile ran the same
     settings for that data set (equal ``config["datasets"][dataset]``) on more complete
     seeds: then that one is taken, since more seeds of the same computation show the
-    spread. The last profile is computed (as :func:`load_or_run` does) when nothing is
-    stored for it; earlier ones are read only, partial results included.
+    spread. A data set that only a partial run has begun, without a complete seed, is
+    left out until it has one. The last profile is computed (as :func:`load_or_run`
+    does) when nothing is stored for it; earlier ones are read only, partial results
+    included.
 
     Args:
         name: The experiment; its grid cells must have ``dataset`` and ``seed`` keys.
@@ -183,9 +185,13 @@ def load_per_dataset(
     experiment = get_experiment(name)
     parts: list[pd.DataFrame] = []
     sources: dict[str, Source] = {}
+    fallback_datasets = set(stored[-1].table["dataset"].unique().tolist())
     for dataset in datasets:
         options = [(r, complete_seeds(r, dataset)) for r in stored]
         options = [(r, s) for r, s in options if s]
+        if not options and dataset not in fallback_datasets:
+            # Only a partial run has begun this data set: nothing to show yet.
+            continue
         if not options:
             raise ValueError(
                 f"no stored profile of {name!r} has a complete seed of {dataset!r}; "
