@@ -55,6 +55,29 @@ def toy_combine_new_data(config, cell, *, rng):
     return toy_combine(config, cell, rng=rng)
 
 
+def _list_grid(config):
+    return [
+        {"dataset": d, "method": m, "seed": s}
+        for s in config["seeds"]
+        for d in config["datasets"]
+        for m in config["methods"]
+    ]
+
+
+@register(
+    name="toy_combine_listed",
+    title="A toy whose profiles list their data sets without per-data-set settings",
+    profiles={
+        "smoke": {"datasets": ["d1"], "methods": ["a"], "seeds": [0]},
+        "quick": {"datasets": ["d1"], "methods": ["a"], "seeds": [0, 1, 2]},
+        "paper": {"datasets": ["d1"], "methods": ["a", "b"], "seeds": [0]},
+    },
+    grid=_list_grid,
+)
+def toy_combine_listed(config, cell, *, rng):
+    return pd.DataFrame({"draw": [0], "value": rng.normal(size=1)})
+
+
 @pytest.fixture
 def stored(tmp_path, monkeypatch):
     run("toy_combine", "quick", root=tmp_path, progress=False)
@@ -176,3 +199,13 @@ def test_a_data_set_only_a_partial_run_began_is_left_out(tmp_path, monkeypatch):
     assert list(combined.sources) == ["d1"]
     assert combined.sources["d1"].profile == "paper"
     assert set(combined.table.dataset) == {"d1"}
+
+
+def test_profiles_without_data_set_settings_are_not_taken_as_the_same(tmp_path):
+    # quick has more complete seeds, but nothing says it ran the paper's settings for
+    # d1 (here it did not: one method instead of two), so the paper profile stays.
+    run("toy_combine_listed", "quick", root=tmp_path, progress=False)
+    run("toy_combine_listed", "paper", root=tmp_path, progress=False)
+    combined = load_per_dataset("toy_combine_listed", root=tmp_path)
+    assert combined.sources["d1"].profile == "paper"
+    assert set(combined.table.method) == {"a", "b"}

@@ -199,9 +199,9 @@ def load_per_dataset(
             )
         best, seeds = options[0]
         for result, result_seeds in options[1:]:
-            same = _dataset_settings(result, dataset) == _dataset_settings(
-                best, dataset
-            )
+            settings = _dataset_settings(result, dataset)
+            # Without per-data-set settings to compare, the profiles are not the same.
+            same = settings is not None and settings == _dataset_settings(best, dataset)
             if same and len(result_seeds) > len(seeds):
                 best, seeds = result, result_seeds
         table = best.table
