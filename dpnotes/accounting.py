@@ -48,6 +48,7 @@ __all__ = [
     "epsilon_to_rho",
     "gaussian_rho",
     "gaussian_sigma_for_rho",
+    "joint_noise_multiplier",
     "rdp_epsilon",
     "rho_to_epsilon",
 ]
@@ -590,6 +591,45 @@ def compose_parallel(
 # --------------------------------------------------------------------------------------
 
 
+def joint_noise_multiplier(noise_multipliers: float | Sequence[float]) -> float:
+    """Return the noise multiplier of several Gaussian releases read as one.
+
+    Releasing ``f_i(x)`` with independent noise of std ``sigma_i * s_i`` (``s_i`` the
+    sensitivity of ``f_i``) is, after scaling each part by ``1 / (sigma_i s_i)``, one
+    Gaussian release of unit noise whose sensitivity is at most
+    ``sqrt(sum_i sigma_i**-2)``: a single Gaussian mechanism with multiplier
+    ``sigma = (sum_i sigma_i**-2) ** -0.5``. Its RDP, ``alpha / (2 sigma**2)``, equals
+    the sum of the parts' RDP; under subsampling the parts must be merged *before*
+    amplification when they read the same sample (:func:`rdp_epsilon`).
+
+    Args:
+        noise_multipliers: One positive multiplier per release, or a single one.
+
+    Returns:
+        The joint multiplier, never larger than the smallest one.
+
+    Raises:
+        ValueError: If the list is empty or a multiplier is not positive.
+
+    References:
+        andrew2021differentially (section 3, the joint multiplier of the clipped
+        count and the gradient).
+
+    >>> round(joint_noise_multiplier([0.8, 8.0]), 4)
+    0.796
+    """
+    if isinstance(noise_multipliers, (int, float, np.integer, np.floating)):
+        sigmas = [noise_multipliers]
+    else:
+        sigmas = list(noise_multipliers)
+    if not sigmas:
+        raise ValueError("noise_multipliers is empty; pass one per mechanism per step.")
+    sigmas = [
+        check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)
+    ]
+    return float(math.fsum(s**-2 for s in sigmas) ** -0.5)
+
+
 def rdp_epsilon(
     *,
     sample_rate: float,
@@ -597,15 +637,29 @@ def rdp_epsilon(
     steps: int,
     delta: float,
     orders: Sequence[float] | None = None,
+    same_sample: bool = True,
 ) -> float:
     """Return epsilon of ``steps`` rounds of Poisson-subsampled Gaussian mechanisms.
 
-    Each step releases one or more Gaussian mechanisms on the same Poisson sample (e.g.
-    DP-SGD-F's noisy clipped-example counts and its noisy gradient), each with its own
-    noise multiplier. Their RDP curves are computed with opacus'
-    ``compute_rdp(q, sigma, steps, orders)``, summed (composition), and converted once
-    with opacus' ``get_privacy_spent``. The cost is constant in ``steps``, unlike
-    opacus' ``RDPAccountant`` when mechanisms alternate.
+    Each step releases one or more Gaussian mechanisms, each with its own noise
+    multiplier (e.g. DPSGD-F's noisy clipped-example counts and its noisy gradient).
+
+    * ``same_sample=True`` (default; DPSGD-F and Naive): every mechanism of a step
+      reads the *same* Poisson sample, so an example is in all of them or in none.
+      They are merged into one Gaussian mechanism
+      (:func:`joint_noise_multiplier`) and amplified once. Amplifying each part and
+      adding the curves would understate the cost. At order 2, for instance, the
+      subsampled Gaussian's RDP is ``log(1 + q**2 (exp(1/sigma**2) - 1))``. With
+      ``a, b = sigma_1**-2, sigma_2**-2`` the merged mechanism's argument of the
+      logarithm, ``1 + q**2 (e**(a+b) - 1)``, exceeds the product of the parts',
+      ``(1 + q**2 (e**a - 1)) (1 + q**2 (e**b - 1))``, by
+      ``q**2 (1 - q**2) (e**a - 1) (e**b - 1) > 0`` whenever ``0 < q < 1``.
+    * ``same_sample=False``: each mechanism draws its own independent Poisson
+      sample; their subsampled RDP curves add (composition).
+
+    The RDP curves come from opacus' ``compute_rdp(q, sigma, steps, orders)`` and are
+    converted once with opacus' ``get_privacy_spent``. The cost is constant in
+    ``steps``, unlike opacus' ``RDPAccountant`` when mechanisms alternate.
 
     Args:
         sample_rate: Poisson sampling rate ``q`` in (0, 1].
@@ -615,6 +669,7 @@ def rdp_epsilon(
         delta: Target delta in (0, 1).
         orders: Rényi orders to optimise over (each > 1); default opacus'
             ``RDPAccountant.DEFAULT_ALPHAS``.
+        same_sample: Whether a step's mechanisms share one Poisson sample.
 
     Returns:
         The epsilon of the whole run at ``delta``.
@@ -625,10 +680,15 @@ def rdp_epsilon(
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbouring (the relation of the
         subsampled Gaussian RDP analysis), with the sensitivity each noise multiplier is
-        relative to.
+        relative to. With ``same_sample=True`` a later mechanism of a step may depend on
+        an earlier one's output (DPSGD-F's bounds depend on its noisy counts): given
+        that output, the later release is a Gaussian of sensitivity at most 1 in its
+        own units, and the merged pair is no worse than one Gaussian with the joint
+        multiplier.
 
     References:
-        mironov2017renyi; mironov2019sampled; abadi2016deep.
+        mironov2017renyi; mironov2019sampled; abadi2016deep;
+        andrew2021differentially.
 
     >>> round(rdp_epsilon(sample_rate=0.01, noise_multipliers=1.0, steps=1000,
     ...                   delta=1e-5), 2) > 0
@@ -657,6 +717,8 @@ def rdp_epsilon(
             "orders must be a non-empty 1-D list of Rényi orders, each greater than 1, "
             "e.g. opacus' RDPAccountant.DEFAULT_ALPHAS."
         )
+    if same_sample:
+        sigmas = [joint_noise_multiplier(sigmas)]
     rdp = sum(
         np.asarray(compute_rdp(q=q, noise_multiplier=s, steps=steps, orders=orders_arr))
         for s in sigmas

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opacus.accountants import RDPAccountant
-from opacus.accountants.analysis.rdp import get_privacy_spent
+from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
 from scipy import optimize
 from scipy.stats import norm
 
@@ -28,6 +28,7 @@ from dpnotes.accounting import (
     epsilon_to_rho,
     gaussian_rho,
     gaussian_sigma_for_rho,
+    joint_noise_multiplier,
     rdp_epsilon,
     rho_to_epsilon,
 )
@@ -369,20 +370,71 @@ def test_rdp_epsilon_equals_opacus_accountant(
     assert ours == pytest.approx(ref, rel=1e-12)
 
 
-def test_rdp_epsilon_composes_alternating_mechanisms_like_opacus() -> None:
+def test_rdp_epsilon_independent_samples_compose_like_opacus() -> None:
     acc = RDPAccountant()
     for _ in range(5):
         acc.step(noise_multiplier=1.0, sample_rate=0.02)
         acc.step(noise_multiplier=3.0, sample_rate=0.02)
     ref = acc.get_epsilon(delta=1e-5)
     ours = rdp_epsilon(
-        sample_rate=0.02, noise_multipliers=[1.0, 3.0], steps=5, delta=1e-5
+        sample_rate=0.02,
+        noise_multipliers=[1.0, 3.0],
+        steps=5,
+        delta=1e-5,
+        same_sample=False,
     )
     assert ours == pytest.approx(ref, rel=1e-10)
     # A second mechanism per step costs privacy.
     assert ours > rdp_epsilon(
         sample_rate=0.02, noise_multipliers=1.0, steps=5, delta=1e-5
     )
+
+
+def test_rdp_epsilon_same_sample_is_one_gaussian_with_the_joint_multiplier() -> None:
+    # DPSGD-F on MNIST: sigma_2 = 0.8 on the gradient, sigma_1 = 8 on the counts.
+    q, steps = 256 / 54649, 12780
+    joint = joint_noise_multiplier([0.8, 8.0])
+    assert joint == pytest.approx((0.8**-2 + 8.0**-2) ** -0.5, rel=1e-15)
+    acc = RDPAccountant()
+    for _ in range(steps):
+        acc.step(noise_multiplier=joint, sample_rate=q)
+    ref = acc.get_epsilon(delta=1e-6)
+    ours = rdp_epsilon(
+        sample_rate=q, noise_multipliers=[0.8, 8.0], steps=steps, delta=1e-6
+    )
+    assert ours == pytest.approx(ref, rel=1e-12)
+    separate = rdp_epsilon(
+        sample_rate=q,
+        noise_multipliers=[0.8, 8.0],
+        steps=steps,
+        delta=1e-6,
+        same_sample=False,
+    )
+    alone = rdp_epsilon(sample_rate=q, noise_multipliers=0.8, steps=steps, delta=1e-6)
+    # The counts cost about 7 times more than separate amplification suggests.
+    assert ours - alone > 5 * (separate - alone) > 0
+
+
+@pytest.mark.parametrize("q", [0.01, 0.3, 0.9])
+def test_merging_before_amplification_matches_the_closed_form_at_order_2(q) -> None:
+    # Order 2 of the Poisson-subsampled Gaussian: log(1 + q^2 (exp(1/sigma^2) - 1)).
+    a, b = 1.0 / 1.5**2, 1.0 / 4.0**2
+    joint = compute_rdp(
+        q=q, noise_multiplier=joint_noise_multiplier([1.5, 4.0]), steps=1, orders=[2.0]
+    )[0]
+    assert joint == pytest.approx(math.log1p(q**2 * math.expm1(a + b)), rel=1e-12)
+    parts = math.log1p(q**2 * math.expm1(a)) + math.log1p(q**2 * math.expm1(b))
+    gap = q**2 * (1 - q**2) * math.expm1(a) * math.expm1(b)
+    assert math.exp(joint) - math.exp(parts) == pytest.approx(gap, rel=1e-9)
+    assert joint > parts
+
+
+def test_joint_noise_multiplier_rejects_bad_input() -> None:
+    assert joint_noise_multiplier(2.0) == 2.0
+    with pytest.raises(ValueError, match="empty"):
+        joint_noise_multiplier([])
+    with pytest.raises(ValueError, match=r"noise_multipliers\[1\]"):
+        joint_noise_multiplier([1.0, 0.0])
 
 
 def test_rdp_epsilon_custom_orders() -> None:

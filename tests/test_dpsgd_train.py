@@ -13,9 +13,10 @@ from scipy import optimize
 from torch import nn
 
 import dpnotes.dpsgd.train as train_mod
-from dpnotes.accounting import analytic_gaussian_delta
+from dpnotes.accounting import analytic_gaussian_delta, rdp_epsilon
 from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
 from dpnotes.dpsgd.train import (
+    classic_rdp_conversion,
     clipped_counts,
     dpsgd_epsilon,
     dpsgd_f_clip_bounds,
@@ -224,13 +225,21 @@ def test_accounting_matches_opacus(data) -> None:
             batch_size=100, delta=delta, rng=np.random.default_rng(0),
         )  # fmt: skip
         assert res.steps == 2 * 20
-        rdp = compute_rdp(q=q, noise_multiplier=s2, steps=res.steps, orders=orders)
-        if method != "dpsgd":
-            rdp = rdp + compute_rdp(
-                q=q, noise_multiplier=s1, steps=res.steps, orders=orders
-            )
+        # Naive and DPSGD-F release counts and gradient from the same Poisson batch:
+        # one Gaussian with the joint multiplier, amplified once.
+        joint = s2 if method == "dpsgd" else (s2**-2 + s1**-2) ** -0.5
+        rdp = compute_rdp(q=q, noise_multiplier=joint, steps=res.steps, orders=orders)
         eps, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=delta)
         assert res.epsilon == pytest.approx(float(eps), rel=1e-12)
+        if method != "dpsgd":
+            # Amplifying the two releases separately would claim less.
+            separate = rdp_epsilon(
+                sample_rate=q, noise_multipliers=[s2, s1], steps=res.steps,
+                delta=delta, same_sample=False,
+            )  # fmt: skip
+            assert res.epsilon > separate
+            classic = classic_rdp_conversion(rdp, orders, delta=delta)
+            assert res.epsilon_classic == pytest.approx(classic, rel=1e-12)
         epochs_eps = [h.epsilon for h in res.history]
         assert epochs_eps[-1] == res.epsilon and epochs_eps[0] < epochs_eps[1]
     # The count release is not free: Naive and DPSGD-F spend more than DPSGD.
@@ -382,6 +391,7 @@ def test_history_and_group_epsilon(data) -> None:
     assert all(0 < e <= res.epsilon for e in res.group_epsilon)
     frame = res.history_frame()
     assert list(frame["group"]) == [0, 1, 0, 1] and frame["clip_bound"].notna().all()
+    assert frame["clip_fraction"].between(0, 1).all()
     dp = train(
         linear_model(), x, y, groups, num_groups=2, method="dpsgd", epochs=1,
         rng=np.random.default_rng(0), **DP,
@@ -393,6 +403,39 @@ def test_history_and_group_epsilon(data) -> None:
         rng=np.random.default_rng(0), lr=0.5, batch_size=100,
     )  # fmt: skip
     assert sgd.epsilon == math.inf and sgd.group_epsilon is None
+
+
+def test_clip_fraction_counts_the_examples_over_their_bound(data) -> None:
+    x, y, groups = data
+    fractions = {}
+    for method, c0 in (
+        ("dpsgd", 1e-6),
+        ("dpsgd", 1e6),
+        ("naive", 1e-6),
+        ("naive", 1e6),
+    ):
+        res = train(
+            linear_model(), x, y, groups, num_groups=2, method=method, epochs=1,
+            count_noise_multiplier=5.0,
+            rng=np.random.default_rng(0), **{**DP, "clip_norm": c0},
+        )  # fmt: skip
+        fractions[method, c0] = res.history[0].group_clip_fraction
+    for method in ("dpsgd", "naive"):
+        assert fractions[method, 1e-6] == (1.0, 1.0), "every norm exceeds a tiny bound"
+        assert fractions[method, 1e6] == (0.0, 0.0), "none exceeds a huge one"
+    # DPSGD-F raises the bound of a group above C_0, so fewer of its examples are
+    # clipped than under DPSGD at C_0, never more.
+    mid = {m: train(
+        linear_model(), x, y, groups, num_groups=2, method=m, epochs=1,
+        count_noise_multiplier=5.0, rng=np.random.default_rng(0), **DP,
+    ).history[0].group_clip_fraction for m in ("dpsgd", "dpsgd_f")}  # fmt: skip
+    assert all(0 < f < 1 for f in mid["dpsgd"])
+    assert all(f <= d for f, d in zip(mid["dpsgd_f"], mid["dpsgd"], strict=True))
+    sgd = train(
+        linear_model(), x, y, groups, num_groups=2, method="sgd", epochs=1,
+        rng=np.random.default_rng(0), lr=0.5, batch_size=100,
+    )  # fmt: skip
+    assert sgd.history[0].group_clip_fraction is None
 
 
 def test_shuffle_sampling_and_lr_schedules(data) -> None:
@@ -514,9 +557,9 @@ def test_classic_conversion_reproduces_the_paper_epsilons(name: str) -> None:
 def test_classic_conversion_with_counts_and_validation() -> None:
     q, delta, s2, s1, steps = 0.01, 1e-5, 1.0, 10.0, 500
     orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
-    rdp = sum(
-        np.asarray(compute_rdp(q=q, noise_multiplier=s, steps=steps, orders=orders))
-        for s in (s2, s1)
+    joint = (s2**-2 + s1**-2) ** -0.5  # counts and gradient share the batch
+    rdp = np.asarray(
+        compute_rdp(q=q, noise_multiplier=joint, steps=steps, orders=orders)
     )
     got = dpsgd_epsilon(
         method="dpsgd_f", sample_rate=q, noise_multiplier=s2,

@@ -12,6 +12,7 @@ import torch
 from dpnotes.dpsgd.train import dpsgd_epsilon
 from dpnotes.experiments import dpsgd_f, get_experiment, list_experiments, run
 from dpnotes.experiments.dpsgd_f import (
+    DOUBLE_CLIP,
     METRICS,
     PAPER_SETTINGS,
     dpsgd_budget,
@@ -50,7 +51,8 @@ def test_registered_with_provenance() -> None:
 @pytest.mark.parametrize(
     ("name", "counts"),
     [
-        ("dpsgdf_main", {"smoke": 2, "quick": 3 * 4 + 3 * 4 + 4, "paper": 3 * 4 * 5}),
+        # Adult and Dutch: four methods and DPSGD at 2 C_0; MNIST: four methods.
+        ("dpsgdf_main", {"smoke": 2, "quick": 3 * 5 + 3 * 5 + 4, "paper": 5 * 14}),
         ("dpsgdf_clip", {"smoke": 3, "quick": 6, "paper": 6 * 5}),
         # Per seed and data set: 3 methods through epochs + 2 methods x each sigma.
         ("dpsgdf_budget", {"smoke": 3 + 2 * 2, "quick": 2 * (3 + 2 * 5), "paper": 130}),
@@ -127,8 +129,8 @@ def test_smoke_tables(smoke) -> None:
     }
     assert set(main["metric"]) <= set(METRICS)
     expected = {
-        "accuracy", "train_loss", "grad_norm", "clip_bound", "epsilon",
-        "epsilon_classic", "steps", "target_epsilon", "group_epsilon",
+        "accuracy", "train_loss", "grad_norm", "clip_bound", "clip_fraction",
+        "epsilon", "epsilon_classic", "steps", "target_epsilon", "group_epsilon",
         "stopped_early", "wall_seconds", "n_train", "n_test",
     }  # fmt: skip
     assert expected == set(main["metric"])
@@ -242,6 +244,34 @@ def test_one_run_serves_every_cell_that_needs_it(tmp_path, monkeypatch) -> None:
     keep = final.metric != "wall_seconds"
     pd.testing.assert_frame_equal(final[keep], again[keep])
     assert trained == ["dpsgd", "dpsgd"]
+
+
+def test_double_clip_cell_is_dpsgd_at_twice_the_bound(tmp_path, monkeypatch) -> None:
+    quick = get_experiment("dpsgdf_main").cells("quick")
+    doubled = {(c["dataset"], c["seed"]) for c in quick if c["method"] == DOUBLE_CLIP}
+    assert doubled == {(d, s) for d in ("adult", "dutch") for s in (0, 1, 2)}
+    config = dict(get_experiment("dpsgdf_main").config("smoke"))
+    settings = dict(config["datasets"]["adult"])
+    trained: list[float] = []
+    real = dpsgd_f._train_and_evaluate
+
+    def counting(*args, **kwargs):
+        trained.append(kwargs["settings"]["clip_norm"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dpsgd_f, "_train_and_evaluate", counting)
+    monkeypatch.setenv(RUN_CACHE_ENV, str(tmp_path))
+    cell = {"dataset": "adult", "method": DOUBLE_CLIP, "seed": 0}
+    rows = dpsgd_f.dpsgdf_main(config, cell, rng=np.random.default_rng(0))
+    wide = dict(settings, clip_norm=2 * settings["clip_norm"])
+    same = train_and_evaluate(
+        config, dataset="adult", seed=0, method="dpsgd", settings=wide
+    )
+    assert trained == [2 * settings["clip_norm"]], "one DPSGD run at 2 C_0, cached"
+    pd.testing.assert_frame_equal(rows, same)
+    bounds = rows.loc[rows.metric == "clip_bound", "value"]
+    assert np.allclose(bounds, 2 * settings["clip_norm"])
+    assert config["datasets"]["adult"]["clip_norm"] == settings["clip_norm"]
 
 
 def test_run_key_names_what_the_run_depends_on() -> None:

@@ -31,7 +31,11 @@ __all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """Where one data set's rows come from."""
+    """Where one data set's rows come from.
+
+    ``cells_done`` and ``cells`` count the profile's grid cells of this data set: how
+    many are stored, of how many.
+    """
 
     profile: str
     seeds: tuple[int, ...]
@@ -40,7 +44,7 @@ class Source:
     cells: int
 
     def describe(self) -> str:
-        """Return e.g. ``"profile paper (partial: 12 of 60 cells computed), seed 0"``.
+        """Return e.g. ``"profile paper (partial: 12 of 20 cells computed), seed 0"``.
 
         The seeds are the complete ones taken from that profile.
         """
@@ -93,17 +97,8 @@ def _norm(value: Any) -> Any:
     return str(value)
 
 
-def complete_seeds(stored: StoredResult, dataset: str) -> list[int]:
-    """Return the seeds whose every grid cell for ``dataset`` is in the stored table.
-
-    Args:
-        stored: A stored result (possibly partial) whose grid cells name ``dataset``
-            and ``seed``.
-        dataset: The data set.
-
-    Raises:
-        ValueError: If the experiment's grid has no ``dataset`` or ``seed`` key.
-    """
+def _cells_of(stored: StoredResult, dataset: str) -> list[tuple[int, bool]]:
+    """Return ``(seed, stored)`` for each grid cell of ``dataset`` in the profile."""
     grid = get_experiment(stored.experiment).cells(stored.profile)
     if not grid or not {"dataset", "seed"} <= set(grid[0]):
         raise ValueError(
@@ -121,12 +116,26 @@ def complete_seeds(stored: StoredResult, dataset: str) -> list[int]:
         tuple(_norm(v) for v in row)
         for row in stored.table[keys].drop_duplicates().itertuples(index=False)
     }
+    return [
+        (int(cell["seed"]), tuple(_norm(cell[k]) for k in keys) in present)
+        for cell in grid
+        if cell["dataset"] == dataset
+    ]
+
+
+def complete_seeds(stored: StoredResult, dataset: str) -> list[int]:
+    """Return the seeds whose every grid cell for ``dataset`` is in the stored table.
+
+    Args:
+        stored: A stored result (possibly partial) whose grid cells name ``dataset``
+            and ``seed``.
+        dataset: The data set.
+
+    Raises:
+        ValueError: If the experiment's grid has no ``dataset`` or ``seed`` key.
+    """
     seeds: dict[int, bool] = {}
-    for cell in grid:
-        if cell["dataset"] != dataset:
-            continue
-        seed = int(cell["seed"])
-        found = tuple(_norm(cell[k]) for k in keys) in present
+    for seed, found in _cells_of(stored, dataset):
         seeds[seed] = seeds.get(seed, True) and found
     return sorted(s for s, ok in seeds.items() if ok)
 
@@ -182,7 +191,6 @@ def load_per_dataset(
             d for result in stored for d in result.table["dataset"].unique().tolist()
         )
     )
-    experiment = get_experiment(name)
     parts: list[pd.DataFrame] = []
     sources: dict[str, Source] = {}
     fallback_datasets = set(stored[-1].table["dataset"].unique().tolist())
@@ -206,12 +214,13 @@ def load_per_dataset(
                 best, seeds = result, result_seeds
         table = best.table
         parts.append(table[(table["dataset"] == dataset) & table["seed"].isin(seeds)])
+        cells = _cells_of(best, dataset)
         sources[dataset] = Source(
             profile=best.profile,
             seeds=tuple(seeds),
             partial=best.partial,
-            cells_done=len(best.meta.get("cells_done", [])),
-            cells=len(experiment.cells(best.profile)),
+            cells_done=sum(found for _, found in cells),
+            cells=len(cells),
         )
     return Combined(
         experiment=name,
