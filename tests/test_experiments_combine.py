@@ -200,6 +200,12 @@ def test_a_data_set_only_a_partial_run_began_is_left_out(tmp_path, monkeypatch):
     assert list(combined.sources) == ["d1"]
     assert combined.sources["d1"].profile == "paper"
     assert set(combined.table.dataset) == {"d1"}
+    # d1's own cells are all computed: its caption does not call it partial.
+    assert paper.partial and combined.sources["d1"].partial
+    assert combined.caption() == (
+        "Experiment toy_combine_new_data; d1: profile paper, seed 0. "
+        "Regenerate with: python -m dpnotes run toy_combine_new_data --profile paper."
+    )
 
 
 def test_profiles_without_data_set_settings_are_not_taken_as_the_same(tmp_path):

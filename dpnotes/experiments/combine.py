@@ -46,10 +46,12 @@ class Source:
     def describe(self) -> str:
         """Return e.g. ``"profile paper (partial: 12 of 20 cells computed), seed 0"``.
 
-        The seeds are the complete ones taken from that profile.
+        The seeds are the complete ones taken from that profile. A data set whose
+        every cell is computed is not called partial, even while the profile's other
+        data sets are.
         """
         profile = f"profile {self.profile}"
-        if self.partial:
+        if self.partial and self.cells_done < self.cells:
             profile += f" (partial: {self.cells_done} of {self.cells} cells computed)"
         seeds = ", ".join(str(s) for s in self.seeds)
         return f"{profile}, seed{'s' if len(self.seeds) > 1 else ''} {seeds}"
