@@ -114,6 +114,11 @@ def test_each_data_set_takes_its_best_profile(stored):
     assert "First: profile quick, seeds 0, 1, 2" in caption
     assert "Second: profile paper (partial: 3 of 4 cells computed), seed 0" in caption
     assert "--profile paper" in caption and "--profile quick" in caption
+    only = combined.caption({"d2": "Second"}, datasets=["d2"])
+    assert "Second: profile paper" in only and "d1" not in only
+    assert "--profile quick" not in only, "d2's rows come from the paper profile only"
+    with pytest.raises(ValueError, match="no rows of data set"):
+        combined.caption(datasets=["d9"])
 
 
 def test_only_fallback_profile_is_computed_when_missing(tmp_path):

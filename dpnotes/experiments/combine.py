@@ -70,17 +70,34 @@ class Combined:
         """The profiles the table draws on, in first-use order."""
         return list(dict.fromkeys(s.profile for s in self.sources.values()))
 
-    def caption(self, names: Mapping[str, str] | None = None) -> str:
+    def caption(
+        self,
+        names: Mapping[str, str] | None = None,
+        *,
+        datasets: Sequence[str] | None = None,
+    ) -> str:
         """Return a caption sentence naming each data set's profile and seeds.
 
         Args:
             names: Display names of the data sets (default: their keys).
+            datasets: Only these data sets (a figure that shows some of them).
+
+        Raises:
+            ValueError: If ``datasets`` names a data set the table does not hold.
         """
         names = names or {}
-        parts = [f"{names.get(d, d)}: {s.describe()}" for d, s in self.sources.items()]
+        chosen = list(self.sources) if datasets is None else list(datasets)
+        unknown = [d for d in chosen if d not in self.sources]
+        if unknown:
+            raise ValueError(
+                f"no rows of data set(s) {unknown} in {self.experiment!r}; it holds "
+                f"{list(self.sources)}."
+            )
+        sources = {d: self.sources[d] for d in chosen}
+        parts = [f"{names.get(d, d)}: {s.describe()}" for d, s in sources.items()]
+        profiles = dict.fromkeys(s.profile for s in sources.values())
         commands = " or ".join(
-            f"python -m dpnotes run {self.experiment} --profile {p}"
-            for p in self.profiles
+            f"python -m dpnotes run {self.experiment} --profile {p}" for p in profiles
         )
         return (
             f"Experiment {self.experiment}; {'; '.join(parts)}. Regenerate with: "
