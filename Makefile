@@ -49,12 +49,16 @@ test-fast: install
 $(MATHJAX_DIR)/mathjax/tex-chtml.js:
 	@bash scripts/fetch_mathjax.sh $(MATHJAX_DIR)/mathjax
 
+# The build caches miss new results, package edits and data settings; book_inputs.py
+# clears them when any of those changed since the last build.
 book: install $(MATHJAX_DIR)/mathjax/tex-chtml.js
+	$(BIN)/python scripts/book_inputs.py
 	$(BIN)/jupyter-book build . $(BOOKFLAGS)
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
 book-clean:
-	rm -rf _build/html _build/jupyter_execute _build/.doctrees _build/.jupyter_cache
+	rm -rf _build/html _build/jupyter_execute _build/.doctrees _build/.jupyter_cache \
+		_build/.book-inputs
 
 check-site: install
 	$(BIN)/python scripts/check_site.py _build/html --out _build/screenshots --install

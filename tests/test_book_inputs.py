@@ -1,0 +1,106 @@
+"""Tests for scripts/book_inputs.py: a new result clears the book's build caches."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "book_inputs.py"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("book_inputs", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["book_inputs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bi = _load()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "dpnotes").mkdir()
+    (tmp_path / "dpnotes" / "mod.py").write_text("X = 1\n")
+    res = tmp_path / "book" / "_results" / "exp" / "paper"
+    res.mkdir(parents=True)
+    (res / "results.csv").write_text("a,b\n1,2\n")
+    (res / "meta.json").write_text("{}\n")
+    cache = tmp_path / "book" / "_results" / ".run_cache"
+    cache.mkdir()
+    (cache / "run.csv").write_text("x\n")
+    return tmp_path
+
+
+def _caches(build: Path) -> None:
+    for name in bi.CACHES:
+        (build / name).mkdir(parents=True, exist_ok=True)
+        (build / name / "entry").write_text("cached\n")
+
+
+def _present(build: Path) -> list[bool]:
+    return [(build / name / "entry").is_file() for name in bi.CACHES]
+
+
+ENV = {"DPNOTES_DATA_DIR": "/data", "DPNOTES_OFFLINE": "1"}
+
+
+def test_first_build_clears_then_unchanged_inputs_keep_the_caches(repo: Path) -> None:
+    build = repo / "_build"
+    _caches(build)
+    assert bi.refresh(repo, build, ENV)  # no record yet: start clean
+    assert _present(build) == [False, False]
+    _caches(build)
+    assert not bi.refresh(repo, build, ENV)
+    assert _present(build) == [True, True]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: (r / "book/_results/exp/paper/results.csv").write_text("a,b\n1,3\n"),
+        lambda r: (
+            (r / "book/_results/exp/quick").mkdir()
+            or (r / "book/_results/exp/quick/results.csv").write_text("a\n")
+        ),
+        lambda r: (r / "dpnotes/mod.py").write_text("X = 2\n"),
+        lambda r: (r / "pyproject.toml").write_text("[project]\nname = 'y'\n"),
+        lambda r: (r / "book/_results/exp/paper/meta.json").unlink(),
+    ],
+    ids=["result-edited", "result-added", "source", "dependencies", "result-removed"],
+)
+def test_a_changed_input_clears_the_caches(repo: Path, change) -> None:
+    build = repo / "_build"
+    bi.refresh(repo, build, ENV)
+    _caches(build)
+    change(repo)
+    assert bi.refresh(repo, build, ENV)
+    assert _present(build) == [False, False]
+    # The new fingerprint is recorded: the next build keeps its caches.
+    _caches(build)
+    assert not bi.refresh(repo, build, ENV)
+
+
+def test_environment_counts_and_hidden_folders_do_not(repo: Path) -> None:
+    base = bi.fingerprint(repo, ENV)
+    assert bi.fingerprint(repo, {**ENV, "DPNOTES_DATA_DIR": "/other"}) != base
+    assert bi.fingerprint(repo, {**ENV, "DPNOTES_RESULTS_DIR": "/r"}) != base
+    assert bi.fingerprint(repo, {**ENV, "UNRELATED": "1"}) == base
+    # The run cache is read by runs, not by the chapters.
+    (repo / "book/_results/.run_cache/run.csv").write_text("y\n")
+    assert bi.fingerprint(repo, ENV) == base
+
+
+def test_main_prints_when_it_clears(repo: Path, capsys, monkeypatch) -> None:
+    for name in bi.ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    assert bi.main(["--root", str(repo)]) == 0
+    assert "every chapter runs again" in capsys.readouterr().out
+    assert (repo / "_build" / bi.RECORD).is_file()
+    assert bi.main(["--root", str(repo)]) == 0
+    assert capsys.readouterr().out == ""
