@@ -18,9 +18,9 @@ sensitivity of every selection. Then
    errors; AIM's largest candidate weight), against the epsilon of its ledger entry;
    the smallest recorded Gaussian scale is audited the same way against its entry.
 
-Each synthesizer also runs *broken*: the fit draws its one-way noise at half the scale
-its ledger records, or passes half the true sensitivity to its selection. Both
-checks must catch both faults.
+Each synthesizer also runs *broken*: its shared ``measure`` calls (the one-way
+marginals; for MST also the tree's) draw noise at half the scale the ledger records, or
+its selections are told half the true sensitivity. Both checks must catch both faults.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ def record_fit(
 ) -> Recording:
     """Fit synthesizer ``name`` while recording its releases.
 
-    ``noise_factor`` and ``sensitivity_factor`` break the fit on purpose: its one-way
-    marginals are drawn with ``sigma * noise_factor``, and its selections are told
+    ``noise_factor`` and ``sensitivity_factor`` break the fit on purpose: its
+    ``measure`` calls draw with ``sigma * noise_factor``, and its selections are told
     ``sensitivity * sensitivity_factor``, while its ledger records what it meant to do.
     """
     cls, module, kwargs = SYNTHS[name]
