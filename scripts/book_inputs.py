@@ -30,10 +30,17 @@ CACHES = (".jupyter_cache", ".doctrees")
 RECORD = ".book-inputs"
 
 
-def _files(root: Path) -> list[Path]:
-    """Input files under ``root``: results (not in hidden folders), package source."""
+def results_folder(root: Path, environ) -> Path:
+    """The results folder the chapters read: ``DPNOTES_RESULTS_DIR`` if set (relative
+    to ``root``), else ``book/_results``, as ``dpnotes.experiments.results_root``."""
+    env = environ.get("DPNOTES_RESULTS_DIR")
+    return root / env if env else root / "book" / "_results"
+
+
+def _files(root: Path, environ) -> list[Path]:
+    """Input files: results (not in hidden folders), package source, dependencies."""
     out = [root / "pyproject.toml"]
-    results = root / "book" / "_results"
+    results = results_folder(root, environ)
     if results.is_dir():
         out += [
             p
@@ -59,8 +66,8 @@ def fingerprint(root: Path, environ: dict[str, str] | None = None) -> str:
     h = hashlib.sha256()
     for name in ENV_VARS:
         h.update(f"{name}={environ.get(name, '')}\n".encode())
-    for path in _files(root):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+    for path in _files(root, environ):
+        h.update(path.as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 

@@ -104,3 +104,18 @@ def test_main_prints_when_it_clears(repo: Path, capsys, monkeypatch) -> None:
     assert (repo / "_build" / bi.RECORD).is_file()
     assert bi.main(["--root", str(repo)]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_a_results_folder_elsewhere_is_the_one_fingerprinted(
+    repo: Path, tmp_path_factory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("results")
+    (elsewhere / "results.csv").write_text("a\n1\n")
+    env = {**ENV, "DPNOTES_RESULTS_DIR": str(elsewhere)}
+    assert bi.results_folder(repo, env) == elsewhere
+    base = bi.fingerprint(repo, env)
+    # The chapters read the folder the variable names, not book/_results.
+    (repo / "book/_results/exp/paper/results.csv").write_text("a,b\n9,9\n")
+    assert bi.fingerprint(repo, env) == base
+    (elsewhere / "results.csv").write_text("a\n2\n")
+    assert bi.fingerprint(repo, env) != base

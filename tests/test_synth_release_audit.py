@@ -158,12 +158,30 @@ def record_fit(
     return Recording(fitted, rng.scales, selections, rng.unexpected)
 
 
+def split_draws(rec: Recording) -> list[tuple[object, list[int], float]]:
+    """Split the recorded draws, in order, into the ledger's measurement entries.
+
+    Each entry takes draws until their summed zCDP cost ``1 / (2 s**2)`` reaches its
+    own. Returns ``(entry, draw indices, their cost)`` per entry; draws left over
+    belong to no entry.
+    """
+    history = rec.fitted.accountant_.history
+    costs = [0.5 / s**2 for s in rec.scales]
+    out, i = [], 0
+    for entry in (h for h in history if "select" not in h.label):
+        total, start = 0.0, i
+        while i < len(costs) and total < entry.rho * (1 - 1e-9):
+            total += costs[i]
+            i += 1
+        out.append((entry, list(range(start, i)), total))
+    return out
+
+
 def ledger_mismatches(rec: Recording) -> list[str]:
     """Compare the recorded releases with the fit's ledger; describe each mismatch."""
     problems = list(rec.unexpected)
     history = rec.fitted.accountant_.history
     select = [h for h in history if "select" in h.label]
-    measure = [h for h in history if "select" not in h.label]
 
     if len(select) != len(rec.selections):
         problems.append(
@@ -181,19 +199,17 @@ def ledger_mismatches(rec: Recording) -> list[str]:
                 f"{call.true_sensitivity:g}"
             )
 
-    costs = [0.5 / s**2 for s in rec.scales]
-    i = 0
-    for entry in measure:
-        total = 0.0
-        while i < len(costs) and total < entry.rho * (1 - 1e-9):
-            total += costs[i]
-            i += 1
+    groups = split_draws(rec)
+    for entry, _, total in groups:
         if not math.isclose(total, entry.rho, rel_tol=1e-9):
             problems.append(
                 f"{entry.label}: the draws cost rho {total:.6g}, ledger {entry.rho:.6g}"
             )
-    if i != len(costs):
-        problems.append(f"{len(costs) - i} Gaussian draws are not in the ledger")
+    used = sum(len(draws) for _, draws, _ in groups)
+    if used != len(rec.scales):
+        problems.append(
+            f"{len(rec.scales) - used} Gaussian draws are not in the ledger"
+        )
 
     spent = sum(h.rho for h in history)
     if not math.isclose(spent, rec.fitted.rho, rel_tol=1e-9):
@@ -257,15 +273,9 @@ def audit_smallest_scale(rec: Recording, seed: int):
     :func:`ledger_mismatches` has checked for this fit; each marginal of an entry
     claims an equal share of it.
     """
-    measure = [h for h in rec.fitted.accountant_.history if "select" not in h.label]
-    costs = [0.5 / s**2 for s in rec.scales]
-    owner, i = [], 0
-    for entry in measure:
-        total, start = 0.0, i
-        while i < len(costs) and total < entry.rho * (1 - 1e-9):
-            total += costs[i]
-            i += 1
-        owner += [entry.rho / (i - start)] * (i - start)
+    owner = {
+        j: entry.rho / len(draws) for entry, draws, _ in split_draws(rec) for j in draws
+    }
     d = int(np.argmin(rec.scales))
     return audit_draw(rec, d, owner[d], seed)
 
