@@ -238,3 +238,34 @@ def test_input_validation(call, error, match) -> None:
 def test_cuda_generator_is_refused() -> None:
     with pytest.raises(ValueError, match="CPU generator"):
         MNISTConvNet(generator=torch.Generator(device="cuda"))
+
+
+def test_two_logit_regression_is_one_logit_at_bound_over_root_two() -> None:
+    """The census model's two logits, in their difference, are one-logit DP-SGD.
+
+    Each example's gradient rows are ``+-(p_1 - y) [x, 1]``, so its norm is sqrt(2)
+    times the one-logit norm, and the clipped sum's row difference is twice the
+    one-logit clipped sum at bound ``C / sqrt(2)`` (the DPSGD-F chapter states this).
+    """
+    from dpnotes.dpsgd.engine import PerSampleClipper
+
+    d, b, c = 6, 32, 0.5
+    model = LogisticRegression(d, generator=gen(3))
+    with torch.no_grad():  # move away from the symmetric start, so p_1 varies
+        model.linear.weight.normal_(0.0, 1.0, generator=gen(4))
+    x = torch.randn(b, d, generator=gen(5))
+    y = torch.randint(0, 2, (b,), generator=gen(6))
+    with PerSampleClipper(model) as clipper:
+        batch = clipper.compute(x, y)
+        weight_sum, bias_sum = batch.clipped_sum(c)
+    p1 = torch.softmax(model(x), dim=1)[:, 1].detach()
+    one_logit = (p1 - y)[:, None] * torch.cat([x, torch.ones(b, 1)], dim=1)
+    one_norms = one_logit.norm(dim=1)
+    root2 = np.sqrt(2)
+    torch.testing.assert_close(batch.norms, root2 * one_norms, rtol=1e-5, atol=1e-6)
+    scale = torch.clamp((c / root2) / one_norms, max=1.0)
+    expected = (scale[:, None] * one_logit).sum(dim=0)
+    got = torch.cat([weight_sum[1] - weight_sum[0], (bias_sum[1] - bias_sum[0])[None]])
+    torch.testing.assert_close(got, 2 * expected, rtol=1e-5, atol=1e-6)
+    # Some examples clipped and some not, or the test could not tell the bounds apart.
+    assert 0 < int((scale < 1).sum()) < b
