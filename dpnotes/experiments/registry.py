@@ -9,8 +9,11 @@ and writes the final table with its provenance.
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +30,7 @@ __all__ = [
     "Experiment",
     "config_hash",
     "get_experiment",
+    "import_closure",
     "list_experiments",
     "register",
     "stable_hash",
@@ -49,6 +53,28 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.stratified_mean",
     "dpnotes.experiments.strat_synth",
     "dpnotes.experiments.dpsgd_f",
+)
+
+# Experiments whose stored paper results (hours to days of training) predate hashing
+# the import closure: their config hash covers their module and ``depends`` only, and
+# tests/test_provenance.py pins the source of every other module they import, so that
+# a change there fails the tests instead of silently leaving the results stale. Remove
+# a name when the experiment is next recomputed.
+_PREDATE_IMPORT_HASHING: frozenset[str] = frozenset(
+    {"strat_synth", "dpsgdf_main", "dpsgdf_clip", "dpsgdf_budget"}
+)
+
+# Modules that run, store and read experiments. An experiment's module imports them, but
+# they compute none of its numbers, so they stay out of its config hash (a change in the
+# store's file format is handled by the store itself).
+_INFRASTRUCTURE: frozenset[str] = frozenset(
+    {
+        "dpnotes.experiments",
+        "dpnotes.experiments.combine",
+        "dpnotes.experiments.registry",
+        "dpnotes.experiments.runner",
+        "dpnotes.experiments.store",
+    }
 )
 
 
@@ -105,6 +131,95 @@ def _source_digest(module_name: str) -> str:
     return digest.hexdigest()
 
 
+def _module_file(name: str) -> Path | None:
+    """Return the source file of a ``dpnotes`` module (a package's ``__init__.py``)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def _package_modules(name: str) -> list[str]:
+    """Return ``name`` itself, or every module of the package ``name``."""
+    module = importlib.import_module(name)
+    paths = getattr(module, "__path__", None)
+    if not paths:
+        return [name]
+    out = []
+    for folder in map(Path, paths):
+        for file in sorted(folder.rglob("*.py")):
+            parts = file.relative_to(folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out.append(".".join((name, *parts)))
+    return out
+
+
+def _imports_of(name: str) -> frozenset[str]:
+    """Return the ``dpnotes`` modules that module ``name`` imports (read, not run).
+
+    ``from dpnotes.a import b`` counts ``dpnotes.a.b`` when that is a module, else
+    ``dpnotes.a``; relative imports are resolved against ``name``'s package.
+    """
+    file = _module_file(name)
+    if file is None:
+        return frozenset()
+    stat = file.stat()
+    return _parse_imports(name, str(file), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_imports(name: str, path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """:func:`_imports_of` of one version of a file (time and size key the cache)."""
+    del mtime_ns, size
+    file = Path(path)
+    tree = ast.parse(file.read_text(), filename=path)
+    package = name if file.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if _module_file(sub) is not None else target)
+    return frozenset(m for m in found if m == "dpnotes" or m.startswith("dpnotes."))
+
+
+def import_closure(names: Sequence[str]) -> set[str]:
+    """Return every ``dpnotes`` module that the modules ``names`` import, transitively.
+
+    A package in ``names`` stands for all of its modules. Modules are named as files:
+    a package in the result means its ``__init__.py`` only. Imports are read from the
+    source (the ``import`` statements anywhere in a file, including inside
+    functions), so the result says which code a computation can run, which is what
+    its config hash has to cover.
+
+    >>> "dpnotes.validation" in import_closure(["dpnotes.rng"])
+    False
+    >>> "dpnotes.accounting" in import_closure(["dpnotes.mechanisms"])
+    True
+    """
+    todo = [m for n in names for m in _package_modules(n)]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(_imports_of(name) - seen)
+    return seen
+
+
 @dataclass(frozen=True)
 class Experiment:
     """One registered experiment (a figure or a table of the book).
@@ -122,6 +237,12 @@ class Experiment:
             synthetic data.
         depends: Modules whose source code enters the config hash (the experiment's own
             module always does). A change in any of them makes stored results stale.
+        hash_imports: Whether the config hash also covers every ``dpnotes`` module
+            that the experiment's module and ``depends`` import, transitively
+            (:func:`import_closure`), so that ``depends`` cannot miss one. ``False``
+            only for experiments whose stored results predate this rule; their
+            uncovered imports are listed by :meth:`Experiment.unhashed_imports` and
+            pinned by the test suite.
         version: Bump to invalidate stored results for a reason the hash cannot see.
         figure: The figure or table of a paper it reproduces, if any (for the caption).
     """
@@ -136,6 +257,7 @@ class Experiment:
     version: int = 1
     figure: str = ""
     module: str = ""
+    hash_imports: bool = True
 
     def config(self, profile: str) -> Mapping[str, Any]:
         """Return the (read-only) configuration of one profile."""
@@ -150,9 +272,42 @@ class Experiment:
         return [dict(_jsonable(c)) for c in self.grid(self.config(profile))]
 
     def code_digest(self) -> str:
-        """Hash the source of this experiment's module and the modules it depends on."""
+        """Hash the source of the modules whose code computes this experiment.
+
+        These are its module and ``depends`` and, with ``hash_imports``, every module
+        they import (:meth:`hashed_imports`).
+        """
         names = sorted({self.module, *self.depends} - {""})
-        return stable_hash({n: _source_digest(n) for n in names})
+        digests = {n: _source_digest(n) for n in names}
+        if self.hash_imports:
+            digests["imports"] = stable_hash(self.hashed_imports(), length=64)
+        return stable_hash(digests)
+
+    def _uncovered_imports(self) -> set[str]:
+        declared = sorted({self.module, *self.depends} - {""})
+        covered = {m for n in declared for m in _package_modules(n)}
+        return import_closure(declared) - covered - _INFRASTRUCTURE
+
+    def hashed_imports(self) -> dict[str, str]:
+        """Return ``{module: sha256 of its file}`` for the imports outside ``depends``.
+
+        With ``hash_imports`` these enter the config hash; without, they are the
+        modules whose change would not make stored results stale (the test suite pins
+        them until the experiment's next recomputation turns ``hash_imports`` on).
+        """
+        out = {}
+        for name in sorted(self._uncovered_imports()):
+            file = _module_file(name)
+            if file is not None:
+                out[name] = hashlib.sha256(file.read_bytes()).hexdigest()
+        return out
+
+    def unhashed_imports(self) -> dict[str, str]:
+        """Return the imported modules the config hash does not cover (see above).
+
+        Empty with ``hash_imports``; else :meth:`hashed_imports`.
+        """
+        return {} if self.hash_imports else self.hashed_imports()
 
 
 def config_hash(experiment: Experiment, profile: str) -> str:
@@ -184,8 +339,12 @@ def register(
     depends: Sequence[str] = (),
     version: int = 1,
     figure: str = "",
+    hash_imports: bool | None = None,
 ) -> Callable[[CellFunction], CellFunction]:
     """Register the decorated ``run_cell`` function as an experiment.
+
+    The arguments are the fields of :class:`Experiment`; ``hash_imports`` defaults to
+    ``True`` except for the experiments listed in ``_PREDATE_IMPORT_HASHING``.
 
     Raises:
         ValueError: If the name is taken or a profile is missing.
@@ -217,6 +376,11 @@ def register(
             version=version,
             figure=figure,
             module=fn.__module__,
+            hash_imports=(
+                name not in _PREDATE_IMPORT_HASHING
+                if hash_imports is None
+                else bool(hash_imports)
+            ),
         )
         return fn
 
