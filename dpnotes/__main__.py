@@ -154,6 +154,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as err:
+        if args.func is not _cmd_run:
+            raise
+        # Ctrl-C, or ``kill`` (see _interrupt_on_sigterm): the runner has stored the
+        # finished cells; say so instead of printing a traceback.
+        how = str(err) or "Ctrl-C"
+        print(
+            f"interrupted ({how}): the finished cells are stored as a partial result; "
+            "run the same command again to compute the rest.",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

@@ -374,14 +374,17 @@ def test_failed_run_keeps_every_finished_cell(tmp_path, monkeypatch):
     assert sorted(partial.table["arm"].unique()) == ["a", "b"]
 
 
-def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(tmp_path, monkeypatch):
+def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(
+    tmp_path, monkeypatch, capsys
+):
     import signal
 
     before = signal.getsignal(signal.SIGTERM)
     monkeypatch.setenv("TOY_SIGTERM_ON", "b")
     args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
-    with pytest.raises(KeyboardInterrupt):
-        main([*args, "--no-progress"])
+    assert main([*args, "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted (signal 15)" in err and "run the same command again" in err
     assert signal.getsignal(signal.SIGTERM) is before, "handler must be restored"
     partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
     assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
