@@ -200,6 +200,93 @@ def test_truncated_table_is_not_trusted(tmp_path):
     assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
 
 
+def _big_table(rows=10_000, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {"epoch": np.arange(rows) % 60, "group": "g", "loss": rng.random(rows).round(3)}
+    )
+
+
+@pytest.fixture
+def small_threshold(monkeypatch):
+    """Compress tables above 50 kB, so that the tests need no megabyte tables."""
+    monkeypatch.setattr(store_mod, "COMPRESS_ABOVE", 50_000)
+
+
+def test_large_tables_are_stored_compressed_and_read_back(tmp_path, small_threshold):
+    import gzip
+
+    folder = tmp_path / "exp" / "paper"
+    meta = {"experiment": "exp", "profile": "paper"}
+    table = _big_table()
+    assert len(store_mod.table_to_bytes(table)) > store_mod.COMPRESS_ABOVE
+    written = store_mod.write_result(folder, table, meta)
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.csv.gz"]
+    assert written.meta["table"] == "results.csv.gz"
+    packed = (folder / "results.csv.gz").read_bytes()
+    # The checksum is that of the CSV text, not of the compressed bytes.
+    text = gzip.decompress(packed)
+    assert written.meta["table_sha256"] == store_mod.sha256_bytes(text)
+    assert len(packed) < len(text) / 2
+    back = read_result(folder, experiment="exp", profile="paper")
+    assert back is not None
+    pd.testing.assert_frame_equal(back.table, written.table)
+    # Deterministic bytes (no timestamp in the gzip header): a rerun changes nothing.
+    store_mod.write_result(folder, table, meta)
+    assert (folder / "results.csv.gz").read_bytes() == packed
+    # A small table replaces it as plain CSV, and the old compressed file goes.
+    small = store_mod.write_result(folder, table.head(5), meta)
+    assert small.meta["table"] == "results.csv"
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.csv"]
+    # ... and back again: the stale plain table is removed.
+    store_mod.write_result(folder, table, meta)
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.csv.gz"]
+
+
+def test_damaged_compressed_table_is_not_trusted(tmp_path, small_threshold):
+    import gzip
+
+    folder = tmp_path / "exp" / "paper"
+    meta = {"experiment": "exp", "profile": "paper"}
+    store_mod.write_result(folder, _big_table(), meta)
+    path = folder / "results.csv.gz"
+    packed = path.read_bytes()
+    good = read_result(folder, experiment="exp", profile="paper")
+    assert good is not None
+    # Truncated in transit, bytes flipped, another table swapped in, not gzip at all.
+    for damaged in (
+        packed[: len(packed) // 2],
+        packed[:100] + bytes(b ^ 0xFF for b in packed[100:200]) + packed[200:],
+        gzip.compress(store_mod.table_to_bytes(_big_table(seed=1))),
+        b"<html><body>Not found</body></html>",
+    ):
+        path.write_bytes(damaged)
+        assert read_result(folder, experiment="exp", profile="paper") is None
+    path.write_bytes(packed)
+    assert read_result(folder, experiment="exp", profile="paper") is not None
+    # The table name in meta.json must be one of the store's own two, even when
+    # the file it names holds the right table.
+    meta_path = folder / "meta.json"
+    stored = json.loads(meta_path.read_text())
+    for name in ("../elsewhere.csv", "results.txt"):
+        (folder / name).write_bytes(gzip.decompress(packed))
+        meta_path.write_text(json.dumps({**stored, "table": name}))
+        assert read_result(folder, experiment="exp", profile="paper") is None
+
+
+def test_results_written_before_compression_are_still_read(tmp_path):
+    # meta.json files from before compression have no "table" entry.
+    folder = tmp_path / "exp" / "paper"
+    written = store_mod.write_result(
+        folder, _big_table(100), {"experiment": "exp", "profile": "paper"}
+    )
+    meta = dict(written.meta)
+    del meta["table"]
+    (folder / "meta.json").write_text(json.dumps(meta))
+    back = read_result(folder, experiment="exp", profile="paper")
+    assert back is not None and len(back.table) == 100
+
+
 def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
     target = tmp_path / "x.csv"
     target.write_bytes(b"old")

@@ -2,28 +2,36 @@
 
 Layout under the store root (``book/_results`` in the repository)::
 
-    <experiment>/<profile>/results.csv     the tidy table
+    <experiment>/<profile>/results.csv     the tidy table (results.csv.gz if large)
     <experiment>/<profile>/meta.json       provenance, including the table's sha256
     <experiment>/<profile>/cells/<seed>/   finished cells of a run (resume points)
     .run_cache/<namespace>/<key hash>/     sub-computations shared between
                                            experiments (:func:`shared_table`)
 
 A result is *trusted* only if ``meta.json`` parses, names the right experiment and
-profile, and the sha256 it records equals that of ``results.csv``. Writing removes the
-old ``meta.json`` first, replaces the table, and writes the new ``meta.json`` last,
+profile, and the sha256 it records equals that of the table's CSV text. Writing removes
+the old ``meta.json`` first, replaces the table, and writes the new ``meta.json`` last,
 each file through a temporary file and :func:`os.replace`; so a run interrupted at any
 point leaves either the previous trusted result or nothing trusted, never a
 half-written table that a later build would use.
+
+A table whose CSV text exceeds :data:`COMPRESS_ABOVE` bytes is stored gzip-compressed
+as ``results.csv.gz`` (per-epoch, per-group training logs run to megabytes and
+compress about sixfold). ``meta.json`` names the file in ``"table"``, and the sha256
+is always that of the uncompressed CSV text, so it does not depend on the zlib
+version and a table keeps its checksum when it crosses the threshold.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import io
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +55,10 @@ RESULTS_ENV = "DPNOTES_RESULTS_DIR"
 RUN_CACHE_ENV = "DPNOTES_RUN_CACHE"
 RUN_CACHE_DIR = ".run_cache"
 TABLE = "results.csv"
+TABLE_GZ = "results.csv.gz"
 META = "meta.json"
+#: Tables whose CSV text is larger than this many bytes are stored as ``TABLE_GZ``.
+COMPRESS_ABOVE = 1_000_000
 
 
 def results_root(root: str | os.PathLike[str] | None = None) -> Path:
@@ -153,19 +164,25 @@ def write_result(
     """
     folder.mkdir(parents=True, exist_ok=True)
     data = table_to_bytes(table)
+    name, stale = (TABLE_GZ, TABLE) if len(data) > COMPRESS_ABOVE else (TABLE, TABLE_GZ)
     meta = {
         **meta,
-        "table": TABLE,
+        "table": name,
         "table_sha256": sha256_bytes(data),
         "rows": len(table),
     }
     # Untrust the old result before touching its table.
     with contextlib.suppress(FileNotFoundError):
         os.unlink(folder / META)
-    atomic_write_bytes(folder / TABLE, data)
+    # mtime=0: equal tables give equal files, so git sees no change on a rerun.
+    packed = gzip.compress(data, compresslevel=9, mtime=0) if name == TABLE_GZ else data
+    atomic_write_bytes(folder / name, packed)
     atomic_write_bytes(
         folder / META, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
     )
+    # The table in the other format, if any, is an older result's: remove it.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(folder / stale)
     return StoredResult(
         experiment=str(meta.get("experiment")),
         profile=str(meta.get("profile")),
@@ -177,13 +194,21 @@ def write_result(
 
 def read_result(folder: Path, *, experiment: str, profile: str) -> StoredResult | None:
     """Return the stored result in ``folder`` if complete and consistent, else None."""
-    meta_path, table_path = folder / META, folder / TABLE
     try:
-        meta = json.loads(meta_path.read_text())
-        data = table_path.read_bytes()
+        meta = json.loads((folder / META).read_text())
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
         return None
     if not isinstance(meta, dict):
+        return None
+    # Results written before compression existed have no "table" entry.
+    name = meta.get("table", TABLE)
+    if name not in (TABLE, TABLE_GZ):
+        return None
+    try:
+        data = (folder / name).read_bytes()
+        if name == TABLE_GZ:
+            data = gzip.decompress(data)
+    except (FileNotFoundError, OSError, EOFError, zlib.error):
         return None
     if meta.get("experiment") != experiment or meta.get("profile") != profile:
         return None
