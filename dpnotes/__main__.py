@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from dpnotes.experiments.registry import PROFILES, list_experiments
-from dpnotes.experiments.runner import checkpoint, load_stored, run
+from dpnotes.experiments.runner import checkpoint, load_stored, run, stale_reason
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -21,6 +21,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
                 done = len(result.meta.get("cells_done", []))
                 total = result.meta.get("cells")
                 stored.append(f"{p} ({done}/{total})" if result.partial else p)
+            elif (why := stale_reason(exp.name, p, root=args.results)) is not None:
+                stored.append(f"{p} (stale: {why})")
         rows.append((exp.name, exp.figure or "-", ",".join(stored) or "-", exp.title))
     if not rows:
         print("no experiments registered")

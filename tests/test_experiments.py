@@ -20,6 +20,7 @@ from dpnotes.experiments import (
     register,
     run,
     stable_hash,
+    stale_reason,
 )
 from dpnotes.experiments import store as store_mod
 
@@ -170,6 +171,44 @@ def test_config_hash_follows_code_and_settings(monkeypatch):
     assert config_hash(exp, "smoke") != base
     monkeypatch.setattr(type(exp), "code_digest", lambda self: "changed-code")
     assert config_hash(exp, "quick") != base
+
+
+def test_list_says_why_a_stored_result_is_stale(tmp_path, monkeypatch, capsys):
+    from dpnotes.experiments.registry import Experiment
+
+    args = ["--results", str(tmp_path), "list"]
+    assert stale_reason("toy_for_tests", "quick", root=tmp_path) is None, "none stored"
+    stored = run("toy_for_tests", "quick", root=tmp_path, progress=False)
+    assert stored.meta["code_digests"] == get_experiment("toy_for_tests").code_digests()
+    assert stale_reason("toy_for_tests", "quick", root=tmp_path) is None, "current"
+    real = Experiment.code_digests
+
+    def edited(self):
+        digests = dict(real(self))
+        if self.name == "toy_for_tests":
+            digests["dpnotes.rng"] = "edited"
+        return digests
+
+    monkeypatch.setattr(Experiment, "code_digests", edited)
+    assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
+    why = stale_reason("toy_for_tests", "quick", root=tmp_path)
+    assert why == "code changed in dpnotes.rng"
+    assert main(args) == 0
+    assert "quick (stale: code changed in dpnotes.rng)" in capsys.readouterr().out
+    monkeypatch.undo()
+    # A result stored before runs recorded their digests: only the settings can be
+    # compared.
+    meta_path = tmp_path / "toy_for_tests" / "quick" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["code_digests"]
+    meta["config_hash"] = "0" * 16
+    meta_path.write_text(json.dumps(meta))
+    assert stale_reason("toy_for_tests", "quick", root=tmp_path) == (
+        "code, settings or version changed"
+    )
+    meta["config"] = {**meta["config"], "draws": 51}
+    meta_path.write_text(json.dumps(meta))
+    assert stale_reason("toy_for_tests", "quick", root=tmp_path) == "settings changed"
 
 
 def test_interrupted_write_leaves_nothing_trusted(tmp_path, monkeypatch):
@@ -475,6 +514,29 @@ def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(
     assert signal.getsignal(signal.SIGTERM) is before, "handler must be restored"
     partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
     assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
+
+
+def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError):
+        run("toy_for_tests", "smoke", seed=3, root=tmp_path, progress=False)
+    monkeypatch.delenv("TOY_FAIL_ON")
+    folder = tmp_path / "toy_for_tests" / "smoke"
+    meta_path = folder / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    history = [{"from": "0" * 16, "to": meta["config_hash"], "why": "a test"}]
+    meta_path.write_text(json.dumps({**meta, "restamped": history}))
+    shutil.rmtree(folder / "cells")  # as on another checkout: only the partial
+    CALLS.clear()
+    done = run("toy_for_tests", "smoke", seed=3, root=tmp_path, progress=False)
+    assert CALLS == [{"arm": "c"}]
+    assert done.meta["restamped"] == history
+    # A run that computes every cell itself has no such history.
+    fresh = run("toy_for_tests", "smoke", seed=3, root=tmp_path / "b", progress=False)
+    assert "restamped" not in fresh.meta
+    pd.testing.assert_frame_equal(done.table, fresh.table)
 
 
 def test_checkpoint_stores_finished_cells_without_computing(

@@ -1,74 +1,14 @@
-"""Which code a stored result's config hash covers: the import closure and its pins."""
+"""Which code a stored result's config hash covers: the import closure, normalised."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
 from dpnotes.experiments import get_experiment, list_experiments
 from dpnotes.experiments import registry as reg
-
-# Source digests of the modules that the experiments in
-# ``registry._PREDATE_IMPORT_HASHING`` import but do not hash. Their stored paper
-# results took hours to days of training, so their config hash was kept as it was
-# when the import closure started to be hashed (for every other experiment). If this
-# test fails, a module below changed, or such an experiment imports a new one:
-#
-# - if the change can alter what the experiment computes (a mechanism, a sampler, a
-#   validation that rejects or rounds differently), remove the experiment's name from
-#   ``_PREDATE_IMPORT_HASHING`` and recompute its results;
-# - if it cannot (a docstring, an error message, a function the experiment does not
-#   call), update the digest here, and say why in the commit message.
-PINNED = {
-    "dpnotes.accounting": (
-        "55d451656ad4a9d816a48ec3ce3744842743ac4008470d166c564f637900eb29"
-    ),
-    "dpnotes.data._files": (
-        "a6f21d44aea88e3643c57a9117431d998f44ec85738e9a8e4f21afc2f9b01ec4"
-    ),
-    "dpnotes.data.acs": (
-        "6949e6996f001361565cf511817b2b4a2e23e5e3a1ab36193dbd2172f97240f2"
-    ),
-    "dpnotes.mechanisms": (
-        "dc87bcce17331e5d3d20bb653870d6e0e297d44f36d5c3785cca29b5a1fde507"
-    ),
-    "dpnotes.rng": "fe928eefe7dd491da3f19bfc9e0755ce0bc9cefc83fced5f1d0c4cca9e098238",
-    "dpnotes.validation": (
-        "03f1ee7e4a071eb89e735998b372c426e029343962fa77cef3b23a49627b479a"
-    ),
-}
-
-
-def test_legacy_experiments_are_registered():
-    names = {e.name for e in list_experiments()}
-    assert reg._PREDATE_IMPORT_HASHING <= names
-    for name in reg._PREDATE_IMPORT_HASHING:
-        assert not get_experiment(name).hash_imports
-
-
-@pytest.mark.parametrize("name", sorted(reg._PREDATE_IMPORT_HASHING))
-def test_unhashed_imports_of_legacy_experiments_are_pinned(name):
-    unhashed = get_experiment(name).unhashed_imports()
-    assert unhashed, "a legacy experiment with no unhashed import can leave the list"
-    new = sorted(set(unhashed) - set(PINNED))
-    assert not new, (
-        f"{name} now imports {new} outside its config hash; see the comment on PINNED."
-    )
-    changed = sorted(m for m, digest in unhashed.items() if PINNED[m] != digest)
-    assert not changed, (
-        f"{changed} changed, but {name}'s stored results do not see it; see the "
-        "comment on PINNED."
-    )
-
-
-def test_other_experiments_hash_their_whole_import_closure():
-    for e in list_experiments():
-        if e.name in reg._PREDATE_IMPORT_HASHING:
-            continue
-        assert e.hash_imports, e.name
-        assert e.unhashed_imports() == {}
+from dpnotes.experiments.registry import normalized_source
 
 
 def test_closure_follows_imports_transitively():
@@ -76,7 +16,7 @@ def test_closure_follows_imports_transitively():
     # them is in the experiment's depends.
     closure = reg.import_closure(["dpnotes.experiments.stratified_mean"])
     assert {"dpnotes.mean", "dpnotes.validation", "dpnotes.rng"} <= closure
-    hashed = get_experiment("strat_mean_census").hashed_imports()
+    hashed = get_experiment("strat_mean_census").code_digests()
     assert {"dpnotes.validation", "dpnotes.rng", "dpnotes.accounting"} <= set(hashed)
     # A package in ``names`` stands for all of its modules.
     assert {"dpnotes.synth.gem", "dpnotes.synth.mst"} <= reg.import_closure(
@@ -84,6 +24,39 @@ def test_closure_follows_imports_transitively():
     )
     # Infrastructure stays out of the hash.
     assert "dpnotes.experiments.registry" not in hashed
+    assert "dpnotes.experiments.store" not in hashed
+
+
+def test_every_experiment_hashes_what_it_imports():
+    for e in list_experiments():
+        hashed = set(e.code_digests())
+        assert e.module in hashed, e.name
+        assert reg.import_closure([e.module, *e.depends]) - reg._INFRASTRUCTURE == (
+            hashed
+        ), e.name
+    # The helpers the long-running experiments call through other modules.
+    for name in ("strat_synth", "dpsgdf_main", "dpsgdf_clip", "dpsgdf_budget"):
+        hashed = get_experiment(name).code_digests()
+        assert {"dpnotes.accounting", "dpnotes.rng", "dpnotes.validation"} <= set(
+            hashed
+        ), name
+    assert "dpnotes.mechanisms" in get_experiment("strat_synth").code_digests()
+
+
+def test_the_run_cache_key_covers_the_imported_code():
+    from dpnotes.experiments import dpsgd_f
+
+    config = get_experiment("dpsgdf_main").config("smoke")
+    key = dpsgd_f.run_key(
+        config,
+        dataset="adult",
+        method="dpsgd",
+        seed=0,
+        settings=config["datasets"]["adult"],
+    )
+    assert {"dpnotes.dpsgd.train", "dpnotes.accounting", "dpnotes.rng"} <= set(
+        key["code"]
+    )
 
 
 def test_relative_imports_are_resolved(tmp_path):
@@ -105,33 +78,99 @@ def test_relative_imports_are_resolved(tmp_path):
     }
 
 
-def _redirect(monkeypatch, module, tmp_path):
-    """Make ``module``'s source read from a changed copy."""
+def _redirect(monkeypatch, module, tmp_path, edit):
+    """Make ``module``'s source read from a copy changed by ``edit(text)``."""
     original = reg._module_file(module)
     copy = tmp_path / Path(original).name
-    copy.write_bytes(original.read_bytes() + b"\n# a change\n")
+    copy.write_text(edit(original.read_text(encoding="utf-8")), encoding="utf-8")
     real = reg._module_file
     monkeypatch.setattr(
         reg, "_module_file", lambda name: copy if name == module else real(name)
     )
-    return hashlib.sha256(copy.read_bytes()).hexdigest()
 
 
-def test_a_change_in_an_imported_module_changes_the_hash(monkeypatch, tmp_path):
-    e = get_experiment("strat_mean_census")
+def test_a_code_change_in_an_imported_module_changes_the_hash(monkeypatch, tmp_path):
+    e = get_experiment("strat_synth")
     before = e.code_digest()
-    digest = _redirect(monkeypatch, "dpnotes.validation", tmp_path)
-    assert e.hashed_imports()["dpnotes.validation"] == digest
+    _redirect(monkeypatch, "dpnotes.mechanisms", tmp_path, lambda t: t + "\nX = 1\n")
     assert e.code_digest() != before
 
 
-def test_the_pins_catch_what_a_legacy_hash_misses(monkeypatch, tmp_path):
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace('"""', '"""Reworded. ', 1),  # the module docstring
+        lambda t: t.replace("\n\n", "\n\n# a new comment line\n\n\n", 3),
+        lambda t: t.replace("\n", "   \n"),  # trailing whitespace everywhere
+    ],
+    ids=["docstring", "comments-and-blank-lines", "trailing-whitespace"],
+)
+def test_docstrings_and_comments_do_not_change_the_hash(monkeypatch, tmp_path, edit):
     e = get_experiment("strat_synth")
     before = e.code_digest()
-    digest = _redirect(monkeypatch, "dpnotes.mechanisms", tmp_path)
-    assert e.code_digest() == before  # the config hash does not see it ...
+    _redirect(monkeypatch, "dpnotes.mechanisms", tmp_path, edit)
+    assert reg._module_file("dpnotes.mechanisms").parent == tmp_path
+    assert e.code_digest() == before
+
+
+def test_normalized_source_drops_documentation_only():
+    code = (
+        '"""Module docstring,\n\nover lines."""\n'
+        "\n"
+        "# a comment line\n"
+        "import math  # kept: on a code line\n"
+        "\n"
+        "\n"
+        "class A:\n"
+        "    'Class docstring (ε ≥ 0).'\n"
+        "    x = 1\n"
+        "    'attribute docstring'\n"
+        "\n"
+        "    def f(self):   \n"
+        '        """Say ε."""; return "ε"\n'
+    )
+    assert normalized_source(code) == (
+        "import math  # kept: on a code line\n"
+        "class A:\n"
+        "    x = 1\n"
+        "    def f(self):\n"
+        '        ; return "ε"'
+    )
+
+
+def test_normalized_source_keeps_every_string_value_verbatim():
+    # Blank lines, "#" lines and trailing spaces inside a multi-line string are part
+    # of a value, as is a string that is an argument or an f-string statement.
+    code = (
+        "TEMPLATE = '''first   \n"
+        "\n"
+        "# not a comment\n"
+        "last'''\n"
+        "print('''a\n"
+        "\n"
+        "b''')\n"
+        'f"{print(1)}"\n'
+    )
+    assert normalized_source(code) == code.rstrip("\n")
+    changed = code.replace("# not a comment", "# not a comment!")
+    assert normalized_source(changed) != normalized_source(code)
+    spaced = code.replace("first   ", "first")
+    assert normalized_source(spaced) != normalized_source(code)
+
+
+def test_literals_concatenated_over_lines_are_code_lines():
+    code = 'MSG = (\n    "one "  \n    # why\n    f"two {1}"\n)\nS = "a\\\nb"\n'
     assert (
-        e.unhashed_imports()["dpnotes.mechanisms"]
-        == digest
-        != PINNED["dpnotes.mechanisms"]
-    )  # ... so the pin test above would fail
+        normalized_source(code)
+        == 'MSG = (\n    "one "\n    f"two {1}"\n)\nS = "a\\\nb"'
+    )
+
+
+def test_normalized_source_sees_code_changes():
+    a = "def f(x):\n    'Doc.'\n    return x + 1\n"
+    for changed in (
+        "def f(x):\n    'Doc.'\n    return x + 2\n",
+        "def f(x):\n    'Doc.'\n    if x:\n        return x + 1\n",
+        "def f(x):\n  'Doc.'\n  return x + 1\n",  # indentation is code in Python
+    ):
+        assert normalized_source(changed) != normalized_source(a)

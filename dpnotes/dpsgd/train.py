@@ -879,15 +879,17 @@ def train(
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbours (Poisson sampling),
-        with epsilon from the RDP accountant over ``steps`` subsampled Gaussians of
-        multiplier ``sigma_2`` plus, for Naive and DPSGD-F, as many of multiplier
-        ``sigma_1`` (:func:`dpsgd_epsilon`). The group labels are treated as part of
-        each example (private); ``K`` is public. ``group_epsilon`` repeats the
-        paper's per-group statement ``(C_k / max_j C_j) * epsilon`` with the mean
-        over steps of the ratio. It is *not* a DP guarantee: it assumes epsilon
-        scales linearly with the per-step sensitivity of a group's examples, that
-        averaging the per-step ratios is the same as composing them, and it ignores
-        the count releases (whose cost is the same for every group). The history
+        with epsilon from the RDP accountant over ``steps`` subsampled Gaussians. For
+        DPSGD the multiplier is ``sigma_2``; for Naive and DPSGD-F, whose counts and
+        gradient sum read the same batch, each step is one Gaussian of the joint
+        multiplier ``(sigma_1**-2 + sigma_2**-2) ** -0.5`` (:func:`dpsgd_epsilon`).
+        The group labels are treated as part of each example (private); ``K`` is
+        public. ``group_epsilon`` repeats the paper's per-group statement
+        ``(C_k / max_j C_j) * epsilon`` with the mean over steps of the ratio. It is
+        *not* a DP guarantee: it assumes epsilon scales linearly with the per-step
+        sensitivity of a group's examples, that averaging the per-step ratios is the
+        same as composing them, and it ignores the count releases (whose cost is the
+        same for every group). The history
         (losses, gradient norms) is computed on private data and is for diagnosis,
         not for release.
 

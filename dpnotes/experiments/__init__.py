@@ -1,8 +1,7 @@
 """Experiments: one entry per figure or table, three profiles each, stored results.
 
 Use ``python -m dpnotes list`` and ``python -m dpnotes run NAME --profile P`` from a
-shell,
-and :func:`load_or_run` from a notebook.
+shell, and :func:`load_or_run` from a notebook.
 """
 
 from dpnotes.experiments.combine import Combined, load_per_dataset
@@ -15,7 +14,13 @@ from dpnotes.experiments.registry import (
     register,
     stable_hash,
 )
-from dpnotes.experiments.runner import load_or_run, load_stored, provenance, run
+from dpnotes.experiments.runner import (
+    load_or_run,
+    load_stored,
+    provenance,
+    run,
+    stale_reason,
+)
 from dpnotes.experiments.store import (
     StoredResult,
     read_result,
@@ -40,5 +45,6 @@ __all__ = [
     "results_root",
     "run",
     "stable_hash",
+    "stale_reason",
     "write_result",
 ]

@@ -264,9 +264,10 @@ def run_key(
     Two cells with equal keys are the same computation: the same data, streams,
     method, hyperparameters and code. SGD ignores the noise and clipping settings,
     and only Naive and DPSGD-F release counts, so those enter only where they are
-    used; the device enters because CPU and GPU arithmetic differ.
+    used; the device enters because CPU and GPU arithmetic differ. The code is that
+    of this module, ``_DEPENDS`` and what they import (docstrings and comments aside).
     """
-    from dpnotes.experiments.registry import _source_digest
+    from dpnotes.experiments.registry import code_digests
 
     private = method != "sgd"
     keys = ("lr", "batch_size", "epochs", "delta")
@@ -285,7 +286,7 @@ def run_key(
         "train_rows": config.get("train_rows"),
         "test_rows": config.get("test_rows"),
         "device": _device(config),
-        "code": {m: _source_digest(m) for m in (__name__, *_DEPENDS)},
+        "code": code_digests([__name__, *_DEPENDS]),
     }
 
 

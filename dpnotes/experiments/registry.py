@@ -14,8 +14,8 @@ import functools
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +28,12 @@ import pandas as pd
 __all__ = [
     "PROFILES",
     "Experiment",
+    "code_digests",
     "config_hash",
     "get_experiment",
     "import_closure",
     "list_experiments",
+    "normalized_source",
     "register",
     "stable_hash",
 ]
@@ -53,15 +55,6 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.stratified_mean",
     "dpnotes.experiments.strat_synth",
     "dpnotes.experiments.dpsgd_f",
-)
-
-# Experiments whose stored paper results (hours to days of training) predate hashing
-# the import closure: their config hash covers their module and ``depends`` only, and
-# tests/test_provenance.py pins the source of every other module they import, so that
-# a change there fails the tests instead of silently leaving the results stale. Remove
-# a name when the experiment is next recomputed.
-_PREDATE_IMPORT_HASHING: frozenset[str] = frozenset(
-    {"strat_synth", "dpsgdf_main", "dpsgdf_clip", "dpsgdf_budget"}
 )
 
 # Modules that run, store and read experiments. An experiment's module imports them, but
@@ -112,23 +105,75 @@ def stable_hash(value: Any, *, length: int = 16) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def _source_digest(module_name: str) -> str:
-    """Hash a module's source; for a package, every ``.py`` file under it."""
-    module = importlib.import_module(module_name)
-    digest = hashlib.sha256()
-    paths = getattr(module, "__path__", None)
-    if paths:
-        for folder in map(Path, paths):
-            for file in sorted(folder.rglob("*.py")):
-                digest.update(file.relative_to(folder).as_posix().encode())
-                digest.update(file.read_bytes())
-        return digest.hexdigest()
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):  # pragma: no cover - frozen or compiled modules
-        source = getattr(module, "__version__", module_name)
-    digest.update(source.encode())
-    return digest.hexdigest()
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_SPANS_LINES = re.compile(r"\"\"\"|'''|\\\r?\n")
+
+
+def normalized_source(text: str) -> str:
+    r"""Return Python source without the parts that cannot change what it computes.
+
+    Removed: docstrings (every statement that is a plain string literal), comment-only
+    lines, blank lines and trailing whitespace. Kept verbatim: every other line,
+    indentation and end-of-line comments included, and every line of a multi-line
+    string that is not a docstring (a blank line or a ``#`` in it is part of a
+    value). So correcting a docstring or a comment leaves a stored result current,
+    while any change to code does not. Only positions from :mod:`ast` are used,
+    which every supported Python reports alike, so a file has one digest.
+
+    >>> code = 'def f(x):\n    "Twice x."\n\n    # doubled\n    return 2 * x  # y\n'
+    >>> normalized_source(code)
+    'def f(x):\n    return 2 * x  # y'
+    """
+    tree = ast.parse(text)
+    rows = _NEWLINE.split(text)
+
+    # ast columns count UTF-8 bytes; rows are strings.
+    def col(row: int, offset: int) -> int:
+        return len(rows[row - 1].encode()[:offset].decode(errors="ignore"))
+
+    docstrings = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    ]
+    skip = {id(node.value) for node in docstrings}
+    # Rows of a string value that spans lines: a triple-quoted one, or one with a
+    # backslash-newline. (Single-line literals concatenated over several lines are
+    # not: their rows may hold comments and trailing spaces outside the quotes.)
+    verbatim: set[int] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.Constant, ast.JoinedStr))
+            and id(node) not in skip
+            and isinstance(getattr(node, "value", ""), (str, bytes))
+            and node.end_lineno is not None
+            and node.end_lineno > node.lineno
+            and _SPANS_LINES.search(ast.get_source_segment(text, node) or '"""')
+        ):
+            verbatim.update(range(node.lineno, node.end_lineno + 1))
+    for node in docstrings:
+        first, last = node.lineno, node.end_lineno or node.lineno
+        a, b = col(first, node.col_offset), col(last, node.end_col_offset or 0)
+        if first == last:
+            rows[first - 1] = rows[first - 1][:a] + rows[first - 1][b:]
+            continue
+        rows[first - 1] = rows[first - 1][:a]
+        for row in range(first + 1, last):
+            rows[row - 1] = ""
+            verbatim.discard(row)
+        rows[last - 1] = rows[last - 1][b:]
+        verbatim.discard(last)
+    out = []
+    for number, row in enumerate(rows, start=1):
+        if number in verbatim:
+            out.append(row)
+            continue
+        row = row.rstrip()
+        if row and not row.lstrip().startswith("#"):
+            out.append(row)
+    return "\n".join(out)
 
 
 def _module_file(name: str) -> Path | None:
@@ -156,6 +201,23 @@ def _package_modules(name: str) -> list[str]:
                 parts = parts[:-1]
             out.append(".".join((name, *parts)))
     return out
+
+
+def _module_digest(name: str) -> str:
+    """Return the sha256 of a ``dpnotes`` module's :func:`normalized_source`."""
+    file = _module_file(name)
+    if file is None:
+        raise ValueError(f"no source file for module {name!r}.")
+    stat = file.stat()
+    return _normalized_digest(str(file), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=512)
+def _normalized_digest(path: str, mtime_ns: int, size: int) -> str:
+    """:func:`_module_digest` of one version of a file (time and size key the cache)."""
+    del mtime_ns, size
+    text = Path(path).read_text(encoding="utf-8")
+    return hashlib.sha256(normalized_source(text).encode()).hexdigest()
 
 
 def _imports_of(name: str) -> frozenset[str]:
@@ -220,6 +282,19 @@ def import_closure(names: Sequence[str]) -> set[str]:
     return seen
 
 
+def code_digests(names: Sequence[str]) -> dict[str, str]:
+    """Return ``{module: digest}`` for the code that the modules ``names`` can run.
+
+    The modules are :func:`import_closure` of ``names`` less the infrastructure that
+    runs, stores and reads experiments (it computes none of their numbers; the store
+    handles a change of its own file format). Each digest is the sha256 of the
+    module's :func:`normalized_source`, so editing a docstring or a comment changes
+    none of them.
+    """
+    modules = sorted(import_closure([n for n in names if n]) - _INFRASTRUCTURE)
+    return {name: _module_digest(name) for name in modules}
+
+
 @dataclass(frozen=True)
 class Experiment:
     """One registered experiment (a figure or a table of the book).
@@ -235,14 +310,11 @@ class Experiment:
         datasets: ``datasets(config) -> list[str]``, the data files read, as paths
             relative to the data root (``"acs/2018/1-Year/psam_p35.csv"``); empty for
             synthetic data.
-        depends: Modules whose source code enters the config hash (the experiment's own
-            module always does). A change in any of them makes stored results stale.
-        hash_imports: Whether the config hash also covers every ``dpnotes`` module
-            that the experiment's module and ``depends`` import, transitively
-            (:func:`import_closure`), so that ``depends`` cannot miss one. ``False``
-            only for experiments whose stored results predate this rule; their
-            uncovered imports are listed by :meth:`Experiment.unhashed_imports` and
-            pinned by the test suite.
+        depends: Modules (or packages) whose code computes the experiment besides its
+            own module, e.g. one that it calls only through a string. The config hash
+            covers these, the experiment's module, and everything they import,
+            transitively (:func:`code_digests`); a change in the code of any of them
+            makes stored results stale.
         version: Bump to invalidate stored results for a reason the hash cannot see.
         figure: The figure or table of a paper it reproduces, if any (for the caption).
     """
@@ -257,7 +329,6 @@ class Experiment:
     version: int = 1
     figure: str = ""
     module: str = ""
-    hash_imports: bool = True
 
     def config(self, profile: str) -> Mapping[str, Any]:
         """Return the (read-only) configuration of one profile."""
@@ -271,52 +342,22 @@ class Experiment:
         """Return the grid of one profile as a list of plain dicts."""
         return [dict(_jsonable(c)) for c in self.grid(self.config(profile))]
 
+    def code_digests(self) -> dict[str, str]:
+        """Return ``{module: digest}`` of the code the config hash covers."""
+        return code_digests([self.module, *self.depends])
+
     def code_digest(self) -> str:
-        """Hash the source of the modules whose code computes this experiment.
-
-        These are its module and ``depends`` and, with ``hash_imports``, every module
-        they import (:meth:`hashed_imports`).
-        """
-        names = sorted({self.module, *self.depends} - {""})
-        digests = {n: _source_digest(n) for n in names}
-        if self.hash_imports:
-            digests["imports"] = stable_hash(self.hashed_imports(), length=64)
-        return stable_hash(digests)
-
-    def _uncovered_imports(self) -> set[str]:
-        declared = sorted({self.module, *self.depends} - {""})
-        covered = {m for n in declared for m in _package_modules(n)}
-        return import_closure(declared) - covered - _INFRASTRUCTURE
-
-    def hashed_imports(self) -> dict[str, str]:
-        """Return ``{module: sha256 of its file}`` for the imports outside ``depends``.
-
-        With ``hash_imports`` these enter the config hash; without, they are the
-        modules whose change would not make stored results stale (the test suite pins
-        them until the experiment's next recomputation turns ``hash_imports`` on).
-        """
-        out = {}
-        for name in sorted(self._uncovered_imports()):
-            file = _module_file(name)
-            if file is not None:
-                out[name] = hashlib.sha256(file.read_bytes()).hexdigest()
-        return out
-
-    def unhashed_imports(self) -> dict[str, str]:
-        """Return the imported modules the config hash does not cover (see above).
-
-        Empty with ``hash_imports``; else :meth:`hashed_imports`.
-        """
-        return {} if self.hash_imports else self.hashed_imports()
+        """Hash the code that computes this experiment (:meth:`code_digests`)."""
+        return stable_hash(self.code_digests())
 
 
 def config_hash(experiment: Experiment, profile: str) -> str:
     """Return the hash that decides whether a stored result is current.
 
-    It covers the experiment's name, version, profile configuration and the source
-    code of the modules it depends on. The root seed is recorded in the provenance but
-    not hashed: a result computed with another seed is still a valid result of the
-    same code.
+    It covers the experiment's name, version, profile configuration and the code it
+    can run (:meth:`Experiment.code_digests`). The root seed is recorded in the
+    provenance but not hashed: a result computed with another seed is still a valid
+    result of the same code.
     """
     return stable_hash(
         {
@@ -339,12 +380,10 @@ def register(
     depends: Sequence[str] = (),
     version: int = 1,
     figure: str = "",
-    hash_imports: bool | None = None,
 ) -> Callable[[CellFunction], CellFunction]:
     """Register the decorated ``run_cell`` function as an experiment.
 
-    The arguments are the fields of :class:`Experiment`; ``hash_imports`` defaults to
-    ``True`` except for the experiments listed in ``_PREDATE_IMPORT_HASHING``.
+    The arguments are the fields of :class:`Experiment`.
 
     Raises:
         ValueError: If the name is taken or a profile is missing.
@@ -376,11 +415,6 @@ def register(
             version=version,
             figure=figure,
             module=fn.__module__,
-            hash_imports=(
-                name not in _PREDATE_IMPORT_HASHING
-                if hash_imports is None
-                else bool(hash_imports)
-            ),
         )
         return fn
 

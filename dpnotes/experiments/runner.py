@@ -37,7 +37,7 @@ from dpnotes.experiments.store import (
     write_result,
 )
 
-__all__ = ["load_or_run", "load_stored", "provenance", "run"]
+__all__ = ["load_or_run", "load_stored", "provenance", "run", "stale_reason"]
 
 FALLBACK_ENV = "DPNOTES_FALLBACK_PROFILE"
 
@@ -129,6 +129,7 @@ def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any
         "seed": seed,
         "config": dict(experiment.config(profile)),
         "config_hash": config_hash(experiment, profile),
+        "code_digests": experiment.code_digests(),
         "code_version": _code_version(),
         "packages": _package_versions(),
         "device": _device(),
@@ -243,7 +244,10 @@ def run(
     started_at = dt.datetime.now(dt.timezone.utc)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
-    _restore_partial(folder, experiment.name, profile, meta, hashes, files)
+    history = _restore_partial(folder, experiment.name, profile, meta, hashes, files)
+    if history:
+        # Its cells were computed before a re-stamp of the config hash: say so.
+        meta["restamped"] = history
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
     if only:
@@ -422,6 +426,10 @@ def checkpoint(
     folder, meta, _, hashes, files = _layout(
         get_experiment(name), profile, int(seed), root
     )
+    # The stored partial's cells (and its history) belong to the new one too.
+    history = _restore_partial(folder, name, profile, meta, hashes, files)
+    if history:
+        meta["restamped"] = history
     if not any(f.is_file() for f in files):
         return None
     _write_partial(
@@ -470,23 +478,25 @@ def _restore_partial(
     meta: dict[str, Any],
     hashes: Sequence[str],
     files: Sequence[Path],
-) -> None:
+) -> list[dict[str, Any]]:
     """Write back the cells of a stored partial result of the same code and seed.
 
     Only a trusted partial result (checksum verified) whose config hash and root seed
-    match is used; its rows are split by the stored per-cell row counts.
+    match is used; its rows are split by the stored per-cell row counts. Returns the
+    partial result's ``restamped`` history (empty if none, or if it was not used), so
+    that the run's result keeps it.
     """
     stored = read_result(folder, experiment=name, profile=profile)
     if stored is None or not stored.partial:
-        return
+        return []
     if stored.config_hash != meta["config_hash"] or stored.meta.get("seed") != meta.get(
         "seed"
     ):
-        return
+        return []
     done = stored.meta.get("cells_done", [])
     counts = stored.meta.get("cell_rows", [])
     if len(done) != len(counts) or sum(counts) != len(stored.table):
-        return
+        return []
     where = dict(zip(hashes, files, strict=True))
     start = 0
     for h, k in zip(done, counts, strict=True):
@@ -494,6 +504,7 @@ def _restore_partial(
         start += k
         if h in where and not where[h].is_file():
             atomic_write_bytes(where[h], table_to_bytes(rows.reset_index(drop=True)))
+    return list(stored.meta.get("restamped", []))
 
 
 def load_stored(
@@ -518,6 +529,36 @@ def load_stored(
     if stored.partial and not allow_partial:
         return None
     return stored
+
+
+def stale_reason(
+    name: str, profile: str, *, root: str | os.PathLike[str] | None = None
+) -> str | None:
+    """Say why a trusted stored result of ``name``/``profile`` is no longer current.
+
+    Returns None when nothing is stored (or the store is damaged) and when the stored
+    result is current. Otherwise a short reason: the modules whose code changed
+    (from the per-module digests that runs record in ``meta.json``), or that the
+    settings or the experiment's version changed.
+    """
+    _check_profile(profile)
+    experiment = get_experiment(name)
+    stored = read_result(
+        results_root(root) / experiment.name / profile, experiment=name, profile=profile
+    )
+    if stored is None or stored.config_hash == config_hash(experiment, profile):
+        return None
+    before = stored.meta.get("code_digests")
+    if isinstance(before, dict):
+        now = experiment.code_digests()
+        changed = sorted(m for m in {*before, *now} if before.get(m) != now.get(m))
+        if changed:
+            shown = ", ".join(changed[:3])
+            more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+            return f"code changed in {shown}{more}"
+    if stored.config != dict(experiment.config(profile)):
+        return "settings changed"
+    return "code, settings or version changed"
 
 
 def load_or_run(

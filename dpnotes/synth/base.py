@@ -8,7 +8,11 @@ inside it (:mod:`dpnotes.synth.domain`).
 Neighbouring relation: two tables differ by adding or removing one record (unbounded
 DP), as in the MST, AIM and GEM papers. A marginal then changes by one count in one
 cell, so its L1 and L2 sensitivities are 1. Replacing a record is a removal and an
-addition: it doubles ``rho`` (and roughly doubles ``epsilon``).
+addition, and the two kinds of step pay for it differently: a Gaussian measurement's L2
+sensitivity becomes sqrt(2), which doubles its ``rho``, while a selection score (an L1
+error) can move by 2, which quadruples the exponential mechanism's ``epsilon**2 / 8``.
+Under replacement a fit therefore costs between 2 and 4 times its ``rho``, depending
+on the share of the budget spent on selection.
 """
 
 from __future__ import annotations
