@@ -132,15 +132,16 @@ def markdown_table(frame, *, code_columns: Iterable[str] = ()) -> str:
 
     The book's theme styles Markdown tables (and lets wide ones scroll), which reads
     better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
-    font; pipes in cell text are escaped; the spaces around a ``±`` become no-break
-    spaces, so that a narrow column never splits a mean from its spread.
+    font; pipes in cell text are escaped; the space after a ``±`` becomes a no-break
+    space, so that a narrow column breaks a mean and its spread before the ``±``
+    rather than leaving it at the end of a line.
     """
     code = set(code_columns)
 
     def cell(column: str, value: object) -> str:
         text = "" if value is None else str(value)
         text = text.replace("|", "\\|").replace("\n", " ")
-        text = text.replace(" ± ", "\u00a0±\u00a0")
+        text = text.replace(" ± ", " ±\u00a0")
         return f"`{text}`" if column in code and text else text
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"
