@@ -174,3 +174,22 @@ def test_normalized_source_sees_code_changes():
         "def f(x):\n  'Doc.'\n  return x + 1\n",  # indentation is code in Python
     ):
         assert normalized_source(changed) != normalized_source(a)
+
+
+def test_hashing_imports_no_heavy_dependency():
+    # Locating modules by path keeps a census chapter from importing torch (about
+    # ten seconds cold) only to check whether its stored result is current.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from dpnotes.experiments import config_hash, list_experiments\n"
+        "for e in list_experiments():\n"
+        "    config_hash(e, 'paper')\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"

@@ -150,7 +150,7 @@ def normalized_source(text: str) -> str:
             and isinstance(getattr(node, "value", ""), (str, bytes))
             and node.end_lineno is not None
             and node.end_lineno > node.lineno
-            and _SPANS_LINES.search(ast.get_source_segment(text, node) or '"""')
+            and _SPANS_LINES.search("\n".join(rows[node.lineno - 1 : node.end_lineno]))
         ):
             verbatim.update(range(node.lineno, node.end_lineno + 1))
     for node in docstrings:
@@ -176,30 +176,46 @@ def normalized_source(text: str) -> str:
     return "\n".join(out)
 
 
+#: The folder of the ``dpnotes`` package, whose modules are located by path.
+_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
 def _module_file(name: str) -> Path | None:
-    """Return the source file of a ``dpnotes`` module (a package's ``__init__.py``)."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
+    """Return the source file of a module (a package's ``__init__.py``), or None.
+
+    A ``dpnotes`` module is found by path, without importing anything (importing a
+    module to locate it would import torch to hash a census experiment); another
+    module (an experiment registered outside the package) through its import spec.
+    """
+    parts = name.split(".")
+    if not all(part.isidentifier() for part in parts):
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    return Path(spec.origin)
+    if parts[0] != "dpnotes":
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            return None
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return None
+        return Path(spec.origin)
+    base = _PACKAGE_ROOT.joinpath(*parts[1:])
+    for file in (base / "__init__.py", base.with_suffix(".py")):
+        if file.is_file():
+            return file
+    return None
 
 
 def _package_modules(name: str) -> list[str]:
     """Return ``name`` itself, or every module of the package ``name``."""
-    module = importlib.import_module(name)
-    paths = getattr(module, "__path__", None)
-    if not paths:
+    file = _module_file(name)
+    if file is None or file.name != "__init__.py":
         return [name]
     out = []
-    for folder in map(Path, paths):
-        for file in sorted(folder.rglob("*.py")):
-            parts = file.relative_to(folder).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out.append(".".join((name, *parts)))
+    for path in sorted(file.parent.rglob("*.py")):
+        parts = path.relative_to(file.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out.append(".".join((name, *parts)))
     return out
 
 
@@ -253,7 +269,8 @@ def _parse_imports(name: str, path: str, mtime_ns: int, size: int) -> frozenset[
                 target = node.module or ""
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                found.add(sub if _module_file(sub) is not None else target)
+                dpnotes = sub.startswith("dpnotes.")
+                found.add(sub if dpnotes and _module_file(sub) is not None else target)
     return frozenset(m for m in found if m == "dpnotes" or m.startswith("dpnotes."))
 
 
