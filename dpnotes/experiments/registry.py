@@ -220,7 +220,7 @@ def _package_modules(name: str) -> list[str]:
 
 
 def _module_digest(name: str) -> str:
-    """Return the sha256 of a ``dpnotes`` module's :func:`normalized_source`."""
+    """Return the sha256 of a module's :func:`normalized_source`."""
     file = _module_file(name)
     if file is None:
         raise ValueError(f"no source file for module {name!r}.")
