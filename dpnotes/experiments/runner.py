@@ -244,10 +244,7 @@ def run(
     started_at = dt.datetime.now(dt.timezone.utc)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
-    history = _restore_partial(folder, experiment.name, profile, meta, hashes, files)
-    if history:
-        # Its cells were computed before a re-stamp of the config hash: say so.
-        meta["restamped"] = history
+    _restore_partial(folder, experiment.name, profile, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
     if only:
@@ -426,10 +423,8 @@ def checkpoint(
     folder, meta, _, hashes, files = _layout(
         get_experiment(name), profile, int(seed), root
     )
-    # The stored partial's cells (and its history) belong to the new one too.
-    history = _restore_partial(folder, name, profile, meta, hashes, files)
-    if history:
-        meta["restamped"] = history
+    # The stored partial's cells belong to the new one too.
+    _restore_partial(folder, name, profile, meta, hashes, files)
     if not any(f.is_file() for f in files):
         return None
     _write_partial(
@@ -478,25 +473,27 @@ def _restore_partial(
     meta: dict[str, Any],
     hashes: Sequence[str],
     files: Sequence[Path],
-) -> list[dict[str, Any]]:
+) -> None:
     """Write back the cells of a stored partial result of the same code and seed.
 
     Only a trusted partial result (checksum verified) whose config hash and root seed
-    match is used; its rows are split by the stored per-cell row counts. Returns the
-    partial result's ``restamped`` history (empty if none, or if it was not used), so
-    that the run's result keeps it.
+    match is used; its rows are split by the stored per-cell row counts. Its
+    ``restamped`` history, if any, is copied into ``meta``: those cells were computed
+    before a re-stamp of the config hash, and the new result says so.
     """
     stored = read_result(folder, experiment=name, profile=profile)
     if stored is None or not stored.partial:
-        return []
+        return
     if stored.config_hash != meta["config_hash"] or stored.meta.get("seed") != meta.get(
         "seed"
     ):
-        return []
+        return
     done = stored.meta.get("cells_done", [])
     counts = stored.meta.get("cell_rows", [])
     if len(done) != len(counts) or sum(counts) != len(stored.table):
-        return []
+        return
+    if stored.meta.get("restamped"):
+        meta["restamped"] = list(stored.meta["restamped"])
     where = dict(zip(hashes, files, strict=True))
     start = 0
     for h, k in zip(done, counts, strict=True):
@@ -504,7 +501,6 @@ def _restore_partial(
         start += k
         if h in where and not where[h].is_file():
             atomic_write_bytes(where[h], table_to_bytes(rows.reset_index(drop=True)))
-    return list(stored.meta.get("restamped", []))
 
 
 def load_stored(

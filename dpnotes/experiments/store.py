@@ -208,7 +208,7 @@ def read_result(folder: Path, *, experiment: str, profile: str) -> StoredResult 
         data = (folder / name).read_bytes()
         if name == TABLE_GZ:
             data = gzip.decompress(data)
-    except (FileNotFoundError, OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error):  # missing, or not gzip
         return None
     if meta.get("experiment") != experiment or meta.get("profile") != profile:
         return None
