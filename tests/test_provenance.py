@@ -193,3 +193,98 @@ def test_hashing_imports_no_heavy_dependency():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def _other_pythons() -> dict[str, str]:
+    """Return ``{"3.X": path}`` for supported interpreters other than this one."""
+    import glob
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    found: dict[str, str] = {}
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = [shutil.which(f"python3.{m}") for m in range(10, 15)]
+    candidates += sorted(
+        glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3"))
+    )
+    for path in filter(None, candidates):
+        try:
+            out = subprocess.run(
+                [path, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        version = out.stdout.strip()
+        # A pyenv shim of an inactive version fails; 3.9 and older cannot run dpnotes.
+        if (
+            out.returncode == 0
+            and version != here
+            and tuple(map(int, version.split("."))) >= (3, 10)
+        ):
+            found.setdefault(version, path)
+    return found
+
+
+# Sources whose ast positions changed between Python versions (f-strings are parsed
+# by the tokenizer since 3.12) or that need the byte-to-character column conversion.
+_TRICKY_SOURCES = [
+    'x = f"""a\n# not a comment\n\n{1 + 1}"""\n',
+    'def f():\n    f"""Not a docstring: {1}."""\n    return f"{x!r:>{w}}" f"b"\n',
+    's = ("é" + "ü")  ;  "doc"  # é\ny = 1\n',
+    "b = b'''raw\n  bytes'''\nc = f'{\"q\"}' \\\n    'd'\n",
+    'y = (f"a"  \n     # why\n     f"{b}")\n',
+    'class A:\n    "Doc é."\n\n    def g(self):  # ü\n        return rf"\\d{{2}}"\n',
+]
+
+
+@pytest.mark.slow
+def test_digests_agree_across_python_versions():
+    # A result stored on this machine (Python 3.11) must stay current where the book
+    # is rebuilt on another supported Python (Colab's, say): every module's digest is
+    # computed again there and compared. The function is run from its own source, so
+    # the check needs no dependency installed in the other interpreter.
+    import hashlib
+    import inspect
+    import json
+    import subprocess
+
+    pythons = _other_pythons()
+    if not pythons:
+        pytest.skip("no other Python 3.10+ interpreter on this machine")
+    files = sorted(str(p) for p in Path(reg.__file__).parents[1].rglob("*.py"))
+    script = (
+        "import ast, hashlib, json, re, sys\n"
+        f"_NEWLINE = re.compile({reg._NEWLINE.pattern!r})\n"
+        f"_SPANS_LINES = re.compile({reg._SPANS_LINES.pattern!r})\n"
+        + inspect.getsource(normalized_source)
+        + "files, snippets = json.loads(sys.stdin.read())\n"
+        "out = [hashlib.sha256(normalized_source(open(f, encoding='utf-8').read())"
+        ".encode()).hexdigest() for f in files]\n"
+        "print(json.dumps([out, [normalized_source(s) for s in snippets]]))\n"
+    )
+    here = [
+        [
+            hashlib.sha256(normalized_source(Path(f).read_text()).encode()).hexdigest()
+            for f in files
+        ],
+        [normalized_source(s) for s in _TRICKY_SOURCES],
+    ]
+    assert len(files) > 30
+    for version, path in pythons.items():
+        out = subprocess.run(
+            [path, "-c", script],
+            input=json.dumps([files, _TRICKY_SOURCES]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, (version, out.stderr)
+        there = json.loads(out.stdout)
+        assert there[1] == here[1], version
+        differ = [f for f, a, b in zip(files, here[0], there[0], strict=True) if a != b]
+        assert not differ, f"Python {version} digests differ for {differ}"
