@@ -130,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         "several values, e.g. --only dataset=NM --only seed=0); the rest stays to do",
     )
     p_run.add_argument(
-        "--no-progress", action="store_true", help="hide the progress bar"
+        "--no-progress",
+        action="store_true",
+        help="hide every progress bar: the run's and its cells' (training steps)",
     )
     p_run.add_argument(
         "--keep-cells", action="store_true", help="keep per-cell files after the run"

@@ -51,6 +51,13 @@ def toy_for_tests(config, cell, *, rng):
         import signal
 
         os.kill(os.getpid(), signal.SIGTERM)
+    if os.environ.get("TOY_BAR"):
+        # A bar of the cell's own, drawn whatever the run asked, as DP-SGD's
+        # training-step bars are.
+        from tqdm import tqdm
+
+        for _ in tqdm(range(3), desc=os.environ["TOY_BAR"], disable=False):
+            pass
     x = rng.normal(size=config["draws"])
     return pd.DataFrame({"draw": np.arange(x.size), "value": x})
 
@@ -514,6 +521,28 @@ def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(
     assert signal.getsignal(signal.SIGTERM) is before, "handler must be restored"
     partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
     assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
+
+
+def test_no_progress_hides_the_bars_that_cells_draw(tmp_path, monkeypatch, capfd):
+    import tqdm as package
+
+    original = package.tqdm
+    monkeypatch.setenv("TOY_BAR", "toy-steps")
+    quiet = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "a", progress=False)
+    assert "toy-steps" not in capfd.readouterr().err
+    assert package.tqdm is original, "the bar class must be restored after the run"
+    shown = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "b", progress=True)
+    assert capfd.readouterr().err.count("toy-steps") >= 3, "one bar per cell"
+    pd.testing.assert_frame_equal(quiet.table, shown.table)
+    # The same through the command line, and in a spawned worker's start-up.
+    args = ["--results", str(tmp_path / "c"), "run", "toy_for_tests"]
+    assert main([*args, "--profile", "smoke", "--no-progress"]) == 0
+    assert "toy-steps" not in capfd.readouterr().err
+    from dpnotes.experiments import runner
+
+    monkeypatch.setattr(package, "tqdm", original)
+    runner._hide_cell_bars()
+    assert package.tqdm is runner._HiddenBar and package.tqdm(range(2)).disable
 
 
 def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monkeypatch):

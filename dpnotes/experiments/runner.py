@@ -151,6 +151,46 @@ def _check_profile(profile: str) -> None:
         )
 
 
+class _HiddenBar(tqdm):
+    """A tqdm bar that never draws, whatever its caller asked for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["disable"] = True
+        super().__init__(*args, **kwargs)
+
+
+def _hide_cell_bars() -> None:
+    # Cells draw bars of their own (DP-SGD's training steps), created through
+    # ``from tqdm import tqdm`` when they run; pointing that name at a bar that never
+    # draws hides them without any change to the experiments' code, which would
+    # change their config hash. Progress bars draw no random numbers, so results are
+    # the same either way.
+    import tqdm as package
+
+    package.tqdm = _HiddenBar
+
+
+@contextlib.contextmanager
+def _cell_bars(progress: bool):
+    """Hide the bars that cells draw, in this process, unless ``progress``."""
+    import tqdm as package
+
+    previous = package.tqdm
+    if not progress:
+        _hide_cell_bars()
+    try:
+        yield
+    finally:
+        package.tqdm = previous
+
+
+def _start_worker(progress: bool) -> None:
+    """Prepare a spawned worker: one thread, and its cells' bars hidden if asked."""
+    _one_thread_each()
+    if not progress:
+        _hide_cell_bars()
+
+
 def _one_thread_each() -> None:
     # Runs in each spawned worker before any task: with several workers, numeric
     # libraries that start one thread per core each oversubscribe the machine (torch
@@ -219,7 +259,8 @@ def run(
         profile: ``smoke``, ``quick`` or ``paper``.
         seed: Root seed; every cell gets its own stream spawned from it.
         root: Results store (default: :func:`results_root`).
-        progress: Show a tqdm progress bar over the cells.
+        progress: Show a tqdm progress bar over the cells, and let cells show their
+            own (e.g. over training steps); ``False`` hides them all.
         keep_cells: Keep the per-cell files after the final write.
         jobs: Worker processes; cells are independent (each has its own random
             stream keyed by its content), so the table does not depend on ``jobs``.
@@ -277,12 +318,12 @@ def run(
     last_checkpoint = [time.perf_counter()]
 
     try:
-        with _run_cache_set(root):
+        with _run_cache_set(root), _cell_bars(progress):
             if jobs == 1 or len(todo) <= 1:
                 for i in todo:
                     store(i, _run_one(name, profile, int(seed), cells[i]))
             else:
-                _run_pool(name, profile, int(seed), cells, todo, jobs, store)
+                _run_pool(name, profile, int(seed), cells, todo, jobs, store, progress)
     except BaseException:
         # A failure or an interruption (Ctrl-C, or SIGTERM through the command line)
         # keeps what is finished: the partial result then holds every finished cell,
@@ -373,6 +414,7 @@ def _run_pool(
     todo: Sequence[int],
     jobs: int,
     store,
+    progress: bool = True,
 ) -> None:
     import concurrent.futures
     import multiprocessing
@@ -380,7 +422,10 @@ def _run_pool(
     # Spawned (not forked) workers: JAX and torch are not fork-safe.
     context = multiprocessing.get_context("spawn")
     pool = concurrent.futures.ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=_one_thread_each
+        max_workers=jobs,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(progress,),
     )
     try:
         futures = {
