@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import signal
 import sys
 from collections.abc import Sequence
@@ -170,6 +171,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except concurrent.futures.BrokenExecutor:
+        if args.func is not _cmd_run:
+            raise
+        # A worker process died without raising (the kernel's out-of-memory killer,
+        # or a signal sent to the worker rather than to this process): the pool stops
+        # every cell in flight, and the runner has stored the finished ones.
+        print(
+            "a worker process ended abruptly (killed by a signal, or out of memory: "
+            "try fewer --jobs): the finished cells are stored as a partial result; "
+            "run the same command again to compute the rest.",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -545,6 +545,28 @@ def test_no_progress_hides_the_bars_that_cells_draw(tmp_path, monkeypatch, capfd
     assert package.tqdm is runner._HiddenBar and package.tqdm(range(2)).disable
 
 
+def test_a_worker_killed_mid_run_is_reported_and_finished_cells_kept(
+    tmp_path, monkeypatch, capsys
+):
+    import concurrent.futures.process
+
+    from dpnotes.experiments import runner
+
+    def pool_losing_a_worker(name, profile, seed, cells, todo, jobs, store, progress):
+        # The first cell finishes; then a worker dies, as when the kernel kills it.
+        store(todo[0], runner._run_one(name, profile, seed, cells[todo[0]]))
+        raise concurrent.futures.process.BrokenProcessPool("a worker died")
+
+    monkeypatch.setattr(runner, "_run_pool", pool_losing_a_worker)
+    args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
+    assert main([*args, "--jobs", "2", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "worker process ended abruptly" in err and "run the same command" in err
+    assert "Traceback" not in err
+    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
+
+
 def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monkeypatch):
     import shutil
 
