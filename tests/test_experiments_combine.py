@@ -175,14 +175,16 @@ def test_only_runs_the_selected_cells_and_they_equal_a_full_runs(tmp_path, capsy
 def test_only_rejects_unknown_keys_and_empty_selections(tmp_path):
     with pytest.raises(ValueError, match="not keys"):
         run("toy_combine", "quick", root=tmp_path, progress=False, only={"x": [1]})
-    with pytest.raises(ValueError, match="no cell matches"):
+    # The error names the values each selected key takes (a misspelt value is common).
+    with pytest.raises(ValueError, match="no cell matches") as info:
         run(
             "toy_combine",
             "quick",
             root=tmp_path,
             progress=False,
-            only={"dataset": ["d9"]},
+            only={"dataset": ["d9"], "seed": [1]},
         )
+    assert "dataset takes d1, d2; seed takes 0, 1, 2." in str(info.value)
 
 
 def test_cli_only_needs_key_value(tmp_path, capsys):

@@ -400,8 +400,14 @@ def _select_cells(
         if all(any(_matches(cell[k], w) for w in wanted) for k, wanted in only.items())
     }
     if not selected:
+        # Name the values each selected key takes, so a misspelt value is easy to fix.
+        takes = "; ".join(
+            f"{k} takes " + ", ".join(dict.fromkeys(str(cell[k]) for cell in cells))
+            for k in only
+        )
         raise ValueError(
-            f"no cell matches only={only}; see the grid with the values each key takes."
+            f"no cell matches only={only}: {takes}. Pick values from these (several "
+            "keys must match together)."
         )
     return selected
 
