@@ -17,6 +17,8 @@ has a floor that no implementation of GEM *at its settings* can beat on this CPU
 2. Cores: the target's, each running one fit at a time.
 3. Fits: one per stratum of every cell (strata from the public domain: SEX, RAC1P,
    SEX x RAC1P), counted from the registered paper grid.
+   The same products in bfloat16 give the floor that mixed precision would have
+   where the CPU multiplies bfloat16 natively (the package trains in float32).
 4. A measured GEM training step on the New York sample, to show how close to the
    floor the implementation runs (``ratio gem_step_vs_floor``).
 5. The stored paper cells' fit times (median per data set, synthesizer and
@@ -70,17 +72,24 @@ def _best_seconds(fn, repeats: int, inner: int = 50) -> float:
     return best
 
 
-def _matmul_seconds(gem: GEM, repeats: int) -> tuple[float, float]:
+def _matmul_seconds(
+    gem: GEM, repeats: int, dtype: torch.dtype = torch.float32
+) -> tuple[float, float]:
     """Time one training step's MLP matrix products, and their best FLOP/s.
 
     Per layer ``(a -> b)`` with ``K`` rows: the forward product ``(K, a) @ (a, b)``,
     the weight gradient ``(b, K) @ (K, a)`` and, past the first layer, the input
-    gradient ``(K, b) @ (b, a)``; each timed alone at its best of ``repeats``.
+    gradient ``(K, b) @ (b, a)``; each timed alone at its best of ``repeats``, with
+    operands of ``dtype``.
     """
     k = gem.components
     total, best_rate = 0.0, 0.0
     for layer, (a, b) in enumerate(_mlp_shapes(gem)):
-        x, w, g = torch.randn(k, a), torch.randn(a, b), torch.randn(k, b)
+        x, w, g = (
+            torch.randn(k, a, dtype=dtype),
+            torch.randn(a, b, dtype=dtype),
+            torch.randn(k, b, dtype=dtype),
+        )
         products = [(lambda x=x, w=w: x @ w), (lambda x=x, g=g: g.T @ x)]
         if layer > 0:
             products.append(lambda g=g, w=w: g @ w.T)
@@ -139,6 +148,11 @@ def main() -> None:
     floor_step, peak = _matmul_seconds(gem, repeats=5)
     fits = _gem_fits(get_experiment("strat_synth").config("paper"))
     floor = fits * steps_per_fit * floor_step / args.cores
+    # The floor holds for float32, the package's precision. Where the CPU multiplies
+    # bfloat16 natively (AVX-512 BF16, AMX), mixed precision would lower it:
+    # benchmarks/bench_gem_bf16.py measures what that does to a whole fit.
+    floor_step_bf16, _ = _matmul_seconds(gem, repeats=5, dtype=torch.bfloat16)
+    floor_bf16 = fits * steps_per_fit * floor_step_bf16 / args.cores
     print(
         f"GEM defaults: K={gem.components}, MLP {gem.noise_dim}->"
         f"{'->'.join(map(str, gem.hidden))}->{sum(EMPLOYMENT_DOMAIN.values())}, "
@@ -155,6 +169,10 @@ def main() -> None:
         f"floor for GEM alone on {args.cores} cores: {floor / 3600:.2f} h "
         f"(target for the whole grid: {TARGET_S / 3600:.0f} h)"
     )
+    print(
+        f"the same products in bfloat16: {floor_step_bf16 * 1e3:.2f} ms per step, "
+        f"floor {floor_bf16 / 3600:.2f} h (the package trains in float32)"
+    )
     step = _measured_step(args.steps)
     print(
         f"measured GEM step (New York sample, all marginals, Adam): "
@@ -170,10 +188,12 @@ def main() -> None:
         )
         print(f"time grid_fits_projected={total / args.cores:.0f}")
     print(f"time gem_floor={floor:.0f}")
+    print(f"time gem_floor_bf16={floor_bf16:.0f}")
     print(f"time gem_step={step:.5f}")
     print(
         f"ratio gem_floor_vs_target={floor / TARGET_S:.2f} "
-        f"gem_step_vs_floor={step / floor_step:.2f}"
+        f"gem_step_vs_floor={step / floor_step:.2f} "
+        f"gem_floor_fp32_vs_bf16={floor_step / floor_step_bf16:.2f}"
     )
 
 
