@@ -11,7 +11,8 @@ one call the generator makes per layer) casts its inputs to bfloat16 and its out
 back to float32. Weights, Adam state, softmax, the marginal products and the loss stay
 in float32, as with mixed-precision training.
 
-1. The three products of each layer at GEM's sizes, alone, float32 against bfloat16.
+1. One training step's generator products at GEM's sizes (as timed by
+   ``bench_grid_floor.py``), alone, float32 against bfloat16.
 2. GEM at its defaults on the New York sample's training split, one thread, same seed,
    float32 against bfloat16 linears, at each ``--epsilons``: fit time, and the
    fitted model's own all-3-way workload error (the mixture's marginals against the
@@ -27,13 +28,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import itertools
 import time
 from unittest import mock
 
 import numpy as np
 import torch
-from _timing import best_of
+from bench_grid_floor import _matmul_seconds
 
 from dpnotes.data.employment import EMPLOYMENT_DOMAIN
 from dpnotes.experiments.strat_synth import split
@@ -53,22 +53,10 @@ def bf16_linears() -> contextlib.AbstractContextManager:
     return mock.patch.object(torch.nn.functional, "linear", _bf16_linear)
 
 
-def _layer_seconds(x: torch.Tensor, w: torch.Tensor, g: torch.Tensor) -> float:
-    """Best time of one layer's forward, weight-gradient and input-gradient products."""
-    products = (lambda: x @ w, lambda: g.T @ x, lambda: g @ w.T)
-    return sum(
-        best_of(lambda fn=fn: [fn() for _ in range(20)], 5) / 20 for fn in products
-    )
-
-
 def _products(gem: GEM) -> tuple[float, float]:
-    k = gem.components
-    widths = [gem.noise_dim, *gem.hidden, sum(EMPLOYMENT_DOMAIN.values())]
-    fp32 = bf16 = 0.0
-    for a, b in itertools.pairwise(widths):
-        x, w, g = torch.randn(k, a), torch.randn(a, b), torch.randn(k, b)
-        fp32 += _layer_seconds(x, w, g)
-        bf16 += _layer_seconds(x.bfloat16(), w.bfloat16(), g.bfloat16())
+    """One step's generator products, float32 and bfloat16 (bench_grid_floor's)."""
+    fp32, _ = _matmul_seconds(gem, repeats=5)
+    bf16, _ = _matmul_seconds(gem, repeats=5, dtype=torch.bfloat16)
     return fp32, bf16
 
 

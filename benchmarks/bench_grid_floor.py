@@ -14,11 +14,11 @@ has a floor that no implementation of GEM *at its settings* can beat on this CPU
    the fixed noise ``z``), at GEM's default sizes, each timed alone on one thread here
    at its best. Everything else a step does (softmax, marginals, loss, Adam) is left
    out, which only lowers the floor. The best FLOP rate among them is printed too.
+   The same products in bfloat16 give the floor that mixed precision would have
+   where the CPU multiplies bfloat16 natively (the package trains in float32).
 2. Cores: the target's, each running one fit at a time.
 3. Fits: one per stratum of every cell (strata from the public domain: SEX, RAC1P,
    SEX x RAC1P), counted from the registered paper grid.
-   The same products in bfloat16 give the floor that mixed precision would have
-   where the CPU multiplies bfloat16 natively (the package trains in float32).
 4. A measured GEM training step on the New York sample, to show how close to the
    floor the implementation runs (``ratio gem_step_vs_floor``).
 5. The stored paper cells' fit times (median per data set, synthesizer and
