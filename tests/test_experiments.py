@@ -664,3 +664,76 @@ def test_run_points_its_cells_at_the_run_cache(tmp_path, monkeypatch):
     run("toy_for_tests", "quick", root=tmp_path, progress=False)
     assert CACHE_SEEN == [str(tmp_path / "mine")] * 2
     assert os.environ[store_mod.RUN_CACHE_ENV] == str(tmp_path / "mine")
+
+
+_CACHED_FIT = """
+import hashlib, json, sys
+import jax
+import numpy as np
+import pandas as pd
+from dpnotes.experiments import runner
+from dpnotes.synth import MST
+
+hits = []
+jax.monitoring.register_event_listener(
+    lambda event, **kw: hits.append(event)
+    if event == "/jax/compilation_cache/cache_hits" else None
+)
+runner._compilation_cache_on()
+r = np.random.default_rng(0)
+a = r.integers(0, 3, 400)
+df = pd.DataFrame({"A": a, "B": (a + r.integers(0, 2, 400)) % 3, "C": a % 2})
+model = MST(epsilon=2.0, delta=1e-6).fit(df, {"A": 3, "B": 3, "C": 2}, rng=r)
+rows = model.sample(300, rng=np.random.default_rng(1)).to_numpy()
+print(json.dumps({
+    "sample": hashlib.sha256(rows.tobytes()).hexdigest(),
+    "hits": len(hits),
+    "enabled": bool(jax.config.jax_enable_compilation_cache),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_workers_load_compiled_programs_and_results_do_not_change(tmp_path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env[store_mod.RUN_CACHE_ENV] = str(tmp_path)
+    # Cache every program, however short its compilation (the default skips < 1 s).
+    env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    env.pop("DPNOTES_COMPILATION_CACHE", None)
+
+    def fit(**extra) -> dict:
+        out = subprocess.run(
+            [sys.executable, "-c", _CACHED_FIT],
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = fit()
+    assert first["enabled"] and first["hits"] == 0
+    assert list((tmp_path / "jax").iterdir()), "the first process writes programs"
+    second = fit()
+    assert second["hits"] > 0, "a later process loads them instead of compiling"
+    assert second["sample"] == first["sample"]
+    stored = sorted((tmp_path / "jax").iterdir())
+    # Turned off: nothing loaded, nothing written, the same records.
+    off = fit(DPNOTES_COMPILATION_CACHE="0")
+    assert not off["enabled"] and off["hits"] == 0
+    assert off["sample"] == first["sample"]
+    assert sorted((tmp_path / "jax").iterdir()) == stored
+
+
+def test_in_process_runs_leave_the_callers_jax_settings_alone(tmp_path):
+    import jax
+
+    from dpnotes.synth import _pgm  # noqa: F401  (turns the persistent cache off)
+
+    assert not jax.config.jax_enable_compilation_cache
+    run("toy_for_tests", "smoke", root=tmp_path, progress=False)
+    assert not jax.config.jax_enable_compilation_cache
+    assert not (tmp_path / ".run_cache" / "jax").exists()

@@ -184,8 +184,14 @@ def _cell_bars(progress: bool):
         package.tqdm = previous
 
 
+#: True in the runner's spawned worker processes (set by their initializer).
+_IN_WORKER = False
+
+
 def _start_worker(progress: bool) -> None:
     """Prepare a spawned worker: one thread, and its cells' bars hidden if asked."""
+    global _IN_WORKER
+    _IN_WORKER = True
     _one_thread_each()
     if not progress:
         _hide_cell_bars()
@@ -224,9 +230,45 @@ def _run_cache_set(root: str | os.PathLike[str] | None):
         os.environ.pop(RUN_CACHE_ENV, None)
 
 
+#: Set to ``0`` to keep JAX's persistent compilation cache off in experiment runs.
+COMPILATION_CACHE_ENV = "DPNOTES_COMPILATION_CACHE"
+#: Disk the persistent compilation cache may take before JAX evicts old programs.
+COMPILATION_CACHE_BYTES = 4 << 30
+
+
+def _compilation_cache_on() -> None:
+    """Let a worker load JAX programs that another worker or an earlier run compiled.
+
+    ``dpnotes.synth._pgm`` turns JAX's persistent cache off, as mbi advises for
+    interactive use: mbi compiles one program per clique structure, each used a
+    handful of times. An experiment grid is the opposite case. Its cells run in
+    separate processes (the workers of one run, then the runs of each seed and data
+    set), and MST and AIM fits spend most of their time compiling programs that
+    another process has already compiled: on the New York sample, backend compilation
+    was 87 % of a stratified MST fit (``benchmarks/bench_compile_cache.py``). A
+    loaded program is the same machine code, so no result changes (the benchmark
+    compares samples; the tests compare a stored cell).
+
+    The cache lives in the run cache (``$DPNOTES_RUN_CACHE/jax``, ignored by git).
+    Only the runner's own worker processes (``jobs > 1``) turn it on, never the
+    caller's process, whose JAX settings stay its own. JAX decides once per process,
+    at its first compilation, whether to use it, so this runs before each cell; it
+    does nothing where JAX is not loaded or ``$DPNOTES_COMPILATION_CACHE`` is ``0``.
+    """
+    jax = sys.modules.get("jax")
+    folder = os.environ.get(RUN_CACHE_ENV)
+    if jax is None or not folder or os.environ.get(COMPILATION_CACHE_ENV) == "0":
+        return
+    jax.config.update("jax_compilation_cache_dir", str(Path(folder) / "jax"))
+    jax.config.update("jax_compilation_cache_max_size", COMPILATION_CACHE_BYTES)
+    jax.config.update("jax_enable_compilation_cache", True)
+
+
 def _run_one(name: str, profile: str, seed: int, cell: dict[str, Any]) -> pd.DataFrame:
     """Run one cell (in this process or a worker): the unit of resumable work."""
     experiment = get_experiment(name)
+    if _IN_WORKER:
+        _compilation_cache_on()
     return experiment.run_cell(
         experiment.config(profile), cell, rng=_cell_rng(seed, cell)
     )
