@@ -69,6 +69,10 @@ _EVENTS = {
 
 
 def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
+    from dpnotes.experiments import runner, store
+
+    # One thread, set up as the runner's workers are, before JAX starts its backend.
+    runner._one_thread_each()
     import jax
     import numpy as np
 
@@ -79,8 +83,6 @@ def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
     # _pgm (imported above) has turned the cache off; the "cache" runs turn it back on
     # before the first compilation, as the experiment runner does in its workers.
     if cache_dir is not None:
-        from dpnotes.experiments import runner, store
-
         os.environ[store.RUN_CACHE_ENV] = cache_dir
         os.environ.pop(runner.COMPILATION_CACHE_ENV, None)
         runner._compilation_cache_on()
@@ -134,18 +136,11 @@ def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
 
 
 def _run(cells: list[str], seed: int, cache_dir: str | None) -> dict:
-    env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = "1"
-    env["XLA_FLAGS"] = (
-        env.get("XLA_FLAGS", "")
-        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    ).strip()
     args = [sys.executable, __file__, "--child", "--cells", ",".join(cells)]
     args += ["--seed", str(seed)]
     if cache_dir is not None:
         args += ["--cache-dir", cache_dir]
-    out = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+    out = subprocess.run(args, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"child failed:\n{out.stderr[-3000:]}")
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("RESULT "))

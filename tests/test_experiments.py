@@ -667,7 +667,7 @@ def test_run_points_its_cells_at_the_run_cache(tmp_path, monkeypatch):
 
 
 _CACHED_FIT = """
-import hashlib, json, sys
+import hashlib, json
 import jax
 import numpy as np
 import pandas as pd
@@ -726,6 +726,18 @@ def test_workers_load_compiled_programs_and_results_do_not_change(tmp_path):
     assert not off["enabled"] and off["hits"] == 0
     assert off["sample"] == first["sample"]
     assert sorted((tmp_path / "jax").iterdir()) == stored
+
+
+def test_worker_cells_turn_the_compilation_cache_on(tmp_path, monkeypatch):
+    from dpnotes.experiments import runner
+
+    calls = []
+    monkeypatch.setattr(runner, "_compilation_cache_on", lambda: calls.append(1))
+    run("toy_for_tests", "smoke", root=tmp_path / "a", progress=False)
+    assert calls == [], "not in the caller's process"
+    monkeypatch.setattr(runner, "_IN_WORKER", True)
+    run("toy_for_tests", "smoke", root=tmp_path / "b", progress=False)
+    assert len(calls) == 3, "before every cell of a worker"
 
 
 def test_in_process_runs_leave_the_callers_jax_settings_alone(tmp_path):

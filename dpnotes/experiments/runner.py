@@ -246,8 +246,8 @@ def _compilation_cache_on() -> None:
     set), and MST and AIM fits spend most of their time compiling programs that
     another process has already compiled: on the New York sample, backend compilation
     was 87 % of a stratified MST fit (``benchmarks/bench_compile_cache.py``). A
-    loaded program is the same machine code, so no result changes (the benchmark
-    compares samples; the tests compare a stored cell).
+    loaded program is the same machine code, so no result changes (the benchmark and
+    a test compare samples drawn with and without it).
 
     The cache lives in the run cache (``$DPNOTES_RUN_CACHE/jax``, ignored by git).
     Only the runner's own worker processes (``jobs > 1``) turn it on, never the
