@@ -44,6 +44,18 @@ runs), the warm one 580 s; AIM's fit time summed over the cells went from 887 s 
 strata repeat structures), MST's stayed at 300-313 s; all three tables are equal to
 the stored paper cells except the fit times. The cache took 87 MB.
 
+Compiling faster instead of less often was tried too, and not adopted. With
+``XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"``
+(no LLVM optimisation; XLA's older loop emitters), single fits in an otherwise idle
+process compiled in about half the time and ran 1.2-2x faster. In the grid's own
+conditions it did not pay: the same 32 cells as above (cache off, ``--jobs 2``, run
+one after the other on 2026-11-25) took 647 s with the flags and 656 s without;
+AIM's fit time summed to 858 s against 843 s, MST's to 293 s against 326 s. The
+options also change code generation enough that mirror descent's line search ends
+elsewhere: fitted marginals moved by up to 0.01 of a count, and about 1 record in
+1,000-2,000 of a sample differed (the 32 cells' tables happened to equal the stored
+ones). A 1-10 % gain is not worth results that depend on compiler options.
+
 ``warm`` and ``cold`` must sample the same records (a digest of a sample drawn with
 a fixed generator is compared): the cache changes no result. The last lines are
 machine-readable (``time <name>=<s>``, ``ratio <name>=<x>``); the ratios are the
