@@ -52,9 +52,10 @@ conditions it did not pay: the same 32 cells as above (cache off, ``--jobs 2``, 
 one after the other on 2026-11-25) took 647 s with the flags and 656 s without;
 AIM's fit time summed to 858 s against 843 s, MST's to 293 s against 326 s. The
 options also change code generation enough that mirror descent's line search ends
-elsewhere: fitted marginals moved by up to 0.01 of a count, and about 1 record in
-1,000-2,000 of a sample differed (the 32 cells' tables happened to equal the stored
-ones). A 1-10 % gain is not worth results that depend on compiler options.
+elsewhere: fitted marginals moved by up to 0.01 of a count, and up to 14 of 16,000
+sampled records differed (the 32 cells' tables happened to equal the stored ones). A
+gain of at most 10 % (none for AIM) is not worth results that depend on compiler
+options.
 
 ``warm`` and ``cold`` must sample the same records (a digest of a sample drawn with
 a fixed generator is compared): the cache changes no result. The last lines are

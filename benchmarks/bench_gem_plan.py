@@ -49,7 +49,7 @@ import torch
 from _timing import best_of
 
 from dpnotes.data.employment import EMPLOYMENT_DOMAIN
-from dpnotes.synth.gem import _adam, _Generator, _MarginalPlan
+from dpnotes.synth.gem import _adam, _cells_of, _Generator, _MarginalPlan
 from dpnotes.synth.marginals import all_kway
 
 K, HIDDEN, NOISE = 500, (256, 256), 64
@@ -80,14 +80,12 @@ class GroupedPlan:
             prefix = [a for j, a in enumerate(clique) if j != split]
             key = (len(prefix), last)
             g = groups.setdefault(key, {"columns": [[] for _ in prefix], "rows": 0})
-            n_prefix = math.prod(domain[a] for a in prefix)
-            grid = np.indices([domain[a] for a in prefix]).reshape(
-                len(prefix), n_prefix
-            )
+            grid = _cells_of([domain[a] for a in prefix])
+            n_prefix = grid.shape[1]
             for j, a in enumerate(prefix):
                 g["columns"][j].extend((starts[a] + grid[j]).tolist())
             # Every cell of the clique in C order: (prefix cell, value of last).
-            full = np.indices(shape).reshape(len(shape), -1)
+            full = _cells_of(shape)
             u = np.zeros(full.shape[1], dtype=np.int64)
             for j, a in enumerate(clique):
                 if j != split:
@@ -102,7 +100,7 @@ class GroupedPlan:
             m, last = key
             cols = [torch.tensor(c) for c in g["columns"]]
             s = domain[last]
-            self.groups.append((m, g["rows"], cols, starts[last], s))
+            self.groups.append((m, cols, starts[last], s))
             offset[key] = total
             total += g["rows"] * s
         self.order = torch.tensor([offset[key] + i for key, i in where])
@@ -110,7 +108,7 @@ class GroupedPlan:
     def __call__(self, logp: torch.Tensor) -> torch.Tensor:
         probs = torch.exp(logp) / logp.shape[0]
         out = []
-        for m, _rows, cols, start, s in self.groups:
+        for m, cols, start, s in self.groups:
             block = probs[:, start : start + s]
             if m == 0:
                 out.append(block.sum(0, keepdim=True).reshape(-1))
