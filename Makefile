@@ -28,7 +28,7 @@ $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(PIP) install -q --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
 	@$(PIP) install -q "$(TORCH_SPEC)" 2> >(grep -v "^WARNING: Location" >&2)
-	@$(PIP) install -q -e ".[test]" 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP) install -q -e ".[test,cluster]" 2> >(grep -v "^WARNING: Location" >&2)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

@@ -4,12 +4,13 @@ Run: ``DPNOTES_DATA_DIR=... .venv/bin/python benchmarks/bench_compile_cache.py``
 (``--cells MST:SEX:1.0,AIM:RAC1P:0.1`` picks the fits, ``--seeds 0,1`` the two seeds).
 
 mbi compiles one program per clique structure. Within a process, equal structures
-reuse the compiled program (``dpnotes.synth._pgm`` keeps measurements canonical for
+reuse the compiled program (``dpnotes.synth.pgm`` keeps measurements canonical for
 that); across processes nothing is reused, and the paper grid runs in several
 processes (two workers per run, one run per data set and seed). JAX's persistent
 compilation cache carries compiled programs from one process to the next. The package
-keeps it off (``_pgm``), as mbi advises; the experiment runner turns it on in its
-workers (``runner._compilation_cache_on``). This measures what that saves.
+leaves it as the caller set it (off while no cache folder is set, as mbi advises); the
+experiment runner turns it on in its workers, in the run cache. This measures what
+that saves, turning the cache on through JAX's own settings as the runner does.
 
 Each fit runs in a fresh process on one thread (as a grid worker does) on the New
 York sample's fixed training split, and reports, from JAX's own monitoring events:
@@ -44,18 +45,8 @@ runs), the warm one 580 s; AIM's fit time summed over the cells went from 887 s 
 strata repeat structures), MST's stayed at 300-313 s; all three tables are equal to
 the stored paper cells except the fit times. The cache took 87 MB.
 
-Compiling faster instead of less often was tried too, and not adopted. With
-``XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"``
-(no LLVM optimisation; XLA's older loop emitters), single fits in an otherwise idle
-process compiled in about half the time and ran 1.2-2x faster. In the grid's own
-conditions it did not pay: the same 32 cells as above (cache off, ``--jobs 2``, run
-one after the other on 2026-11-25) took 647 s with the flags and 656 s without;
-AIM's fit time summed to 858 s against 843 s, MST's to 293 s against 326 s. The
-options also change code generation enough that mirror descent's line search ends
-elsewhere: fitted marginals moved by up to 0.01 of a count, and up to 14 of 16,000
-sampled records differed (the 32 cells' tables happened to equal the stored ones). A
-gain of at most 10 % (none for AIM) is not worth results that depend on compiler
-options.
+Compiling faster instead of less often (XLA options) was tried too, and not adopted:
+see ``benchmarks/README.md``.
 
 ``warm`` and ``cold`` must sample the same records (a digest of a sample drawn with
 a fixed generator is compared): the cache changes no result. The last lines are
@@ -81,24 +72,39 @@ _EVENTS = {
 }
 
 
-def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
-    from dpnotes.experiments import runner, store
+def _one_thread() -> None:
+    # As the runner's workers: one thread for every numeric library, set before JAX
+    # starts its backend.
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = "1"
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "")
+        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    ).strip()
+    import torch
 
-    # One thread, set up as the runner's workers are, before JAX starts its backend.
-    runner._one_thread_each()
+    torch.set_num_threads(1)
+
+
+def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
+    _one_thread()
     import jax
     import numpy as np
 
-    from dpnotes.data.employment import EMPLOYMENT_DOMAIN
-    from dpnotes.experiments.strat_synth import GROUPINGS, make_synthesizer, split
-    from dpnotes.synth import Stratified, stratum_weights
+    from dpnotes.data.employment import (
+        EMPLOYMENT_DOMAIN,
+        EMPLOYMENT_GROUPINGS,
+        split_employment,
+    )
+    from dpnotes.synth import AIM, MST, Stratified, stratum_weights
 
-    # _pgm (imported above) has turned the cache off; the "cache" runs turn it back on
-    # before the first compilation, as the experiment runner does in its workers.
+    # The "cache" runs turn the persistent cache on before the first compilation, as
+    # the experiment runner does in its workers.
     if cache_dir is not None:
-        os.environ[store.RUN_CACHE_ENV] = cache_dir
-        os.environ.pop(runner.COMPILATION_CACHE_ENV, None)
-        runner._compilation_cache_on()
+        jax.config.update("jax_compilation_cache_dir", cache_dir)
+        jax.config.update("jax_enable_compilation_cache", True)
+    else:
+        jax.config.update("jax_enable_compilation_cache", False)
 
     totals = {k: 0.0 for k in _EVENTS}
     counts = {"hits": 0, "misses": 0}
@@ -117,17 +123,18 @@ def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
     jax.monitoring.register_event_duration_secs_listener(on_duration)
     jax.monitoring.register_event_listener(on_event)
 
-    train, test = split("NY-sample")
+    train, test = split_employment("NY-sample")
+    synthesizers = {"MST": MST, "AIM": AIM}
     fits = []
     for spec in cells:
         name, strata, eps = spec.split(":")
-        base = make_synthesizer(name, epsilon=float(eps), delta=1e-9, params={})
+        base = synthesizers[name](epsilon=float(eps), delta=1e-9)
         before = dict(totals)
         start = time.perf_counter()
         if strata == "vanilla":
             model = base.fit(train, EMPLOYMENT_DOMAIN, rng=np.random.default_rng(seed))
         else:
-            by = GROUPINGS[strata]
+            by = EMPLOYMENT_GROUPINGS[strata]
             weights = stratum_weights(test, EMPLOYMENT_DOMAIN, by)
             model = Stratified(base, by, weights).fit(
                 train, EMPLOYMENT_DOMAIN, rng=np.random.default_rng(seed)

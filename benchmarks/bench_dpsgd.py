@@ -11,7 +11,7 @@ the variants take turns and each keeps its fastest of ``--repeats`` epochs, so t
 background load affects them alike. Throughput is examples per second.
 
 * ``sgd`` -- plain PyTorch: forward, mean loss, backward, ``torch.optim.SGD``.
-* ``dpsgd_f[ghost]``, ``dpsgd_f[functorch]`` -- :func:`dpnotes.dpsgd.train.train`
+* ``dpsgd_f[ghost]``, ``dpsgd_f[functorch]`` -- :func:`dpnotes.dpsgd.train`
   with ``method="dpsgd_f"`` and Poisson sampling (set-up and accounting included).
 * ``opacus_dpsgd`` -- opacus' ``PrivacyEngine.make_private`` (per-sample gradients by
   hooks, Poisson sampling); ``opacus_ghost`` -- the same with
@@ -34,8 +34,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from dpnotes.dpsgd import train
 from dpnotes.dpsgd.models import MNISTConvNet
-from dpnotes.dpsgd.train import train
 
 DEVICE = torch.device("cpu")
 

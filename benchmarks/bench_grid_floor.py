@@ -37,9 +37,12 @@ import time
 import numpy as np
 import torch
 
-from dpnotes.data.employment import EMPLOYMENT_DOMAIN
-from dpnotes.experiments import get_experiment, load_stored
-from dpnotes.experiments.strat_synth import GROUPINGS, split
+from dpnotes.data.employment import (
+    EMPLOYMENT_DOMAIN,
+    EMPLOYMENT_GROUPINGS,
+    split_employment,
+)
+from dpnotes.lab import get_experiment, load_stored
 from dpnotes.synth import GEM
 from dpnotes.synth.stratified import strata_of
 
@@ -103,14 +106,15 @@ def _matmul_seconds(
 def _gem_fits(config) -> int:
     per_cell = {"vanilla": 1}
     per_cell |= {
-        name: len(strata_of(EMPLOYMENT_DOMAIN, by)) for name, by in GROUPINGS.items()
+        name: len(strata_of(EMPLOYMENT_DOMAIN, by))
+        for name, by in EMPLOYMENT_GROUPINGS.items()
     }
     cells = get_experiment("strat_synth").cells("paper")
     return sum(per_cell[c["strata"]] for c in cells if c["synthesizer"] == "GEM")
 
 
 def _measured_step(steps: int) -> float:
-    train, _ = split("NY-sample")
+    train, _ = split_employment("NY-sample")
     gem = GEM(epsilon=1.0, delta=1e-9, rounds=1, steps_per_round=steps, device="cpu")
     start = time.perf_counter()
     gem.fit(train, EMPLOYMENT_DOMAIN, rng=np.random.default_rng(0))
@@ -150,7 +154,7 @@ def main() -> None:
     floor = fits * steps_per_fit * floor_step / args.cores
     # The floor holds for float32, the package's precision. Where the CPU multiplies
     # bfloat16 natively (AVX-512 BF16, AMX), mixed precision would lower it:
-    # benchmarks/bench_gem_bf16.py measures what that does to a whole fit.
+    # benchmarks/README.md records what that did to a whole fit (not adopted).
     floor_step_bf16, _ = _matmul_seconds(gem, repeats=5, dtype=torch.bfloat16)
     floor_bf16 = fits * steps_per_fit * floor_step_bf16 / args.cores
     print(

@@ -23,9 +23,14 @@ from pathlib import Path
 import numpy as np
 from _timing import best_of
 
-from dpnotes.experiments import get_experiment, run
-from dpnotes.experiments.stratified_mean import _synthetic_runs, compare_methods
-from dpnotes.mean import Coinpress, coinpress_mean, stratified_mean
+from dpnotes.lab import run
+from dpnotes.mean import (
+    Coinpress,
+    coinpress_mean,
+    compare_methods,
+    mixture_runs,
+    stratified_mean,
+)
 
 FIGURE_EXPERIMENTS = (
     "log_size_sum",
@@ -37,7 +42,15 @@ FIGURE_EXPERIMENTS = (
 )
 
 # The method settings of the paper profile of Figures 3, 6 and 7.
-_CONFIG = get_experiment("strat_mean_synthetic").config("paper")
+_METHOD = {
+    "rho": 0.5,
+    "lower": -3.0,
+    "upper": 3.0,
+    "t": 2,
+    "sigma": 1.0,
+    "beta": 0.01,
+    "count_share": 0.1,
+}
 
 
 def _loop(x, g, g_pub, public_groups, rng):
@@ -48,8 +61,8 @@ def _loop(x, g, g_pub, public_groups, rng):
             g[r : r + 1],
             g_pub[r : r + 1],
             public_groups=public_groups,
-            config=_CONFIG,
             rng=rng,
+            **_METHOD,
         )
         for r in range(x.shape[0])
     ]
@@ -58,9 +71,9 @@ def _loop(x, g, g_pub, public_groups, rng):
 def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, float]:
     """Time the four methods vectorised against two one-at-a-time baselines."""
     rng = np.random.default_rng(0)
-    x, g, g_pub = _synthetic_runs(n, k, alpha, runs, rng)
+    x, g, g_pub = mixture_runs(n, k, alpha, runs, rng=rng)
     public = tuple(range(k))
-    lower, upper = _CONFIG["interval"]
+    lower, upper, rho = _METHOD["lower"], _METHOD["upper"], _METHOD["rho"]
 
     def vectorised():
         compare_methods(
@@ -68,8 +81,8 @@ def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, 
             g,
             g_pub,
             public_groups=public,
-            config=_CONFIG,
             rng=np.random.default_rng(1),
+            **_METHOD,
         )
 
     def per_run():
@@ -80,20 +93,20 @@ def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, 
         # call per run and per group, as in the authors' notebook.
         r_ng = np.random.default_rng(1)
         for r in range(runs):
-            coinpress_mean(x[r], lower=lower, upper=upper, rho=_CONFIG["rho"], rng=r_ng)
+            coinpress_mean(x[r], lower=lower, upper=upper, rho=rho, rng=r_ng)
             total = 0.0
             for i in public:
                 xi = x[r][g[r] == i]
                 if xi.size:
                     est = coinpress_mean(
-                        xi, lower=lower, upper=upper, rho=_CONFIG["rho"], rng=r_ng
+                        xi, lower=lower, upper=upper, rho=rho, rng=r_ng
                     )
                     total += est * xi.size / n
 
     def strat_vectorised():
         # The same two methods (COINPRESS and StratCoinpress), vectorised.
         r_ng = np.random.default_rng(1)
-        coinpress_mean(x, lower=lower, upper=upper, rho=_CONFIG["rho"], rng=r_ng)
+        coinpress_mean(x, lower=lower, upper=upper, rho=rho, rng=r_ng)
         stratified_mean(
             x,
             g,
@@ -101,7 +114,7 @@ def speedup(n: int, k: int, alpha: float, runs: int, repeats: int) -> dict[str, 
             estimator=Coinpress(lower=lower, upper=upper),
             weights="private_sizes",
             leak_group_sizes=True,
-            rho=_CONFIG["rho"],
+            rho=rho,
             rng=r_ng,
         )
 

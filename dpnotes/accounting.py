@@ -2,7 +2,10 @@
 
 The package tracks budgets in zero-concentrated DP (zCDP, parameter ``rho``) internally
 and converts to ``(epsilon, delta)`` only at the API boundary. DP-SGD is accounted in
-Rényi DP with opacus' analysis functions (:func:`rdp_epsilon`).
+Rényi DP with opacus' analysis functions (:func:`rdp_epsilon`), converted with the
+improved rule or the classic one (:func:`classic_rdp_conversion`);
+:func:`subsampled_gaussian_epsilon` caches these epsilons and :func:`max_steps_within`
+inverts them (the steps a budget allows, the twin of opacus' ``get_noise_multiplier``).
 
 Everything here is pure math except :class:`ZCDPAccountant`, the one stateful object,
 which records spends against a fixed total (as opacus keeps
@@ -17,10 +20,11 @@ the safe side of the root.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Literal, overload
 
 import numpy as np
 from scipy import optimize, special
@@ -40,6 +44,7 @@ __all__ = [
     "ZCDPAccountant",
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",
+    "classic_rdp_conversion",
     "compose_parallel",
     "compose_sequential_approx",
     "compose_sequential_pure",
@@ -49,8 +54,10 @@ __all__ = [
     "gaussian_rho",
     "gaussian_sigma_for_rho",
     "joint_noise_multiplier",
+    "max_steps_within",
     "rdp_epsilon",
     "rho_to_epsilon",
+    "subsampled_gaussian_epsilon",
 ]
 
 #: Relative slack allowed when a spend exactly exhausts a budget (floating-point sums
@@ -618,16 +625,19 @@ def joint_noise_multiplier(noise_multipliers: float | Sequence[float]) -> float:
     >>> round(joint_noise_multiplier([0.8, 8.0]), 4)
     0.796
     """
+    sigmas = _noise_multiplier_list(noise_multipliers)
+    return float(math.fsum(s**-2 for s in sigmas) ** -0.5)
+
+
+def _noise_multiplier_list(noise_multipliers: float | Sequence[float]) -> list[float]:
+    """Return the multipliers as a list, one or more, each checked positive."""
     if isinstance(noise_multipliers, (int, float, np.integer, np.floating)):
         sigmas = [noise_multipliers]
     else:
         sigmas = list(noise_multipliers)
     if not sigmas:
         raise ValueError("noise_multipliers is empty; pass one per mechanism per step.")
-    sigmas = [
-        check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)
-    ]
-    return float(math.fsum(s**-2 for s in sigmas) ** -0.5)
+    return [check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)]
 
 
 def rdp_epsilon(
@@ -698,15 +708,7 @@ def rdp_epsilon(
     from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
 
     q = check_probability(sample_rate, "sample_rate", closed_right=True)
-    if isinstance(noise_multipliers, (int, float, np.integer, np.floating)):
-        sigmas = [noise_multipliers]
-    else:
-        sigmas = list(noise_multipliers)
-    if not sigmas:
-        raise ValueError("noise_multipliers is empty; pass one per mechanism per step.")
-    sigmas = [
-        check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)
-    ]
+    sigmas = _noise_multiplier_list(noise_multipliers)
     steps = check_int(steps, "steps", minimum=1)
     delta = check_delta(delta)
     if orders is None:
@@ -725,6 +727,196 @@ def rdp_epsilon(
     )
     eps, _ = get_privacy_spent(orders=orders_arr, rdp=rdp, delta=delta)
     return float(eps)
+
+
+def classic_rdp_conversion(
+    rdp: np.ndarray | list[float], orders: np.ndarray | list[float], *, delta: float
+) -> float:
+    """Convert an RDP curve to epsilon with the classic rule (mironov2017renyi).
+
+    ``epsilon = min over alpha of RDP(alpha) + log(1 / delta) / (alpha - 1)``.
+
+    Args:
+        rdp: RDP values, one per order.
+        orders: Rényi orders ``alpha > 1``, as many as ``rdp``.
+        delta: Target delta in (0, 1).
+
+    Returns:
+        The smallest epsilon over the orders.
+
+    Raises:
+        ValueError: If the arrays are empty, of different lengths, not 1-D, or an
+            order is at most 1, or ``delta`` is outside (0, 1).
+
+    Privacy:
+        An ``(alpha, r)``-RDP mechanism is ``(r + log(1/delta)/(alpha-1), delta)``-DP.
+
+    References:
+        mironov2017renyi (Prop. 3).
+
+    >>> round(classic_rdp_conversion([0.5, 1.0], [2.0, 5.0], delta=1e-5), 4)
+    3.8782
+    """
+    delta = check_delta(delta)
+    r = np.asarray(rdp, dtype=float)
+    a = np.asarray(orders, dtype=float)
+    if r.shape != a.shape or r.ndim != 1 or r.size == 0 or not np.all(a > 1.0):
+        raise ValueError(
+            "rdp and orders must be non-empty 1-D arrays of the same length, with "
+            "every order greater than 1."
+        )
+    return float(np.min(r + math.log(1.0 / delta) / (a - 1.0)))
+
+
+def subsampled_gaussian_epsilon(
+    *,
+    sample_rate: float,
+    noise_multipliers: float | Sequence[float],
+    steps: int,
+    delta: float,
+    conversion: Literal["improved", "classic"] = "improved",
+) -> float:
+    """Return epsilon of ``steps`` steps of Gaussians that read one Poisson sample.
+
+    The mechanisms of a step are merged into one Gaussian of multiplier
+    :func:`joint_noise_multiplier` and amplified once (as :func:`rdp_epsilon` with
+    ``same_sample=True``), over opacus' default orders. Values are cached: opacus'
+    RDP of fractional orders is slow pure Python (about 0.1 s per curve), and runs
+    repeat configurations (seeds, methods, the bisection of :func:`max_steps_within`).
+
+    Args:
+        sample_rate: Poisson rate ``q`` in (0, 1].
+        noise_multipliers: One multiplier per release of a step, or a single one.
+        steps: Number of steps, at least 1.
+        delta: Target delta in (0, 1).
+        conversion: ``"improved"`` (opacus' ``get_privacy_spent``, balle2020hypothesis
+            Thm. 21) or ``"classic"`` (:func:`classic_rdp_conversion`, never smaller).
+
+    Returns:
+        Epsilon at ``delta``.
+
+    Raises:
+        ValueError: For an unknown conversion or an argument out of range.
+
+    Privacy:
+        ``(epsilon, delta)``-DP under add/remove-one neighbours for Poisson sampling.
+
+    References:
+        mironov2017renyi (Prop. 3); mironov2019sampled; balle2020hypothesis.
+
+    >>> a = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
+    ...                                 steps=100, delta=1e-5)
+    >>> b = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
+    ...                                 steps=100, delta=1e-5, conversion="classic")
+    >>> 0 < a <= b
+    True
+    """
+    if conversion not in ("improved", "classic"):
+        raise ValueError(
+            f"conversion must be 'improved' or 'classic', got {conversion!r}."
+        )
+    if isinstance(noise_multipliers, (int, float, np.integer, np.floating)):
+        sigmas = (noise_multipliers,)
+    else:
+        sigmas = tuple(noise_multipliers)
+    if conversion == "classic":
+        return _classic_epsilon_cached(sample_rate, sigmas, steps, delta)
+    return _improved_epsilon_cached(sample_rate, sigmas, steps, delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _classic_epsilon_cached(
+    sample_rate: float, sigmas: tuple[float, ...], steps: int, delta: float
+) -> float:
+    from opacus.accountants import RDPAccountant
+    from opacus.accountants.analysis.rdp import compute_rdp
+
+    q = check_probability(sample_rate, "sample_rate", closed_right=True)
+    steps = check_int(steps, "steps", minimum=1)
+    orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    rdp = compute_rdp(
+        q=q,
+        noise_multiplier=joint_noise_multiplier(sigmas),
+        steps=steps,
+        orders=orders,
+    )
+    return classic_rdp_conversion(np.asarray(rdp), orders, delta=delta)
+
+
+@functools.lru_cache(maxsize=4096)
+def _improved_epsilon_cached(
+    sample_rate: float, sigmas: tuple[float, ...], steps: int, delta: float
+) -> float:
+    return rdp_epsilon(
+        sample_rate=sample_rate,
+        noise_multipliers=list(sigmas),
+        steps=steps,
+        delta=delta,
+        same_sample=True,
+    )
+
+
+def max_steps_within(
+    target_epsilon: float,
+    *,
+    sample_rate: float,
+    noise_multipliers: float | Sequence[float],
+    delta: float,
+    limit: int,
+) -> int:
+    """Return the largest ``t <= limit`` whose epsilon is at most ``target_epsilon``.
+
+    The steps a budget allows: the twin of opacus' ``get_noise_multiplier``, which
+    fixes the steps and finds the noise. Epsilon
+    (:func:`subsampled_gaussian_epsilon`, improved conversion) increases with the
+    number of steps, so a bisection finds it.
+
+    Args:
+        target_epsilon: The budget.
+        sample_rate: Poisson rate ``q`` in (0, 1].
+        noise_multipliers: The multipliers of the releases of one step (read from the
+            same sample), or a single one.
+        delta: Target delta in (0, 1).
+        limit: The most steps to consider, at least 1.
+
+    Returns:
+        The number of steps; 0 when a single step already exceeds the target.
+
+    Raises:
+        ValueError: If an argument is out of range.
+
+    Privacy:
+        ``t`` steps are ``(target_epsilon, delta)``-DP (add/remove-one neighbours,
+        Poisson sampling).
+
+    References:
+        mironov2019sampled; yousefpour2021opacus.
+
+    >>> max_steps_within(1.0, sample_rate=0.01, noise_multipliers=[1.0, 10.0],
+    ...                  delta=1e-5, limit=10)
+    2
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    limit = check_int(limit, "limit", minimum=1)
+
+    def eps(t: int) -> float:
+        return subsampled_gaussian_epsilon(
+            sample_rate=sample_rate,
+            noise_multipliers=noise_multipliers,
+            steps=t,
+            delta=delta,
+        )
+
+    if eps(limit) <= target_epsilon:
+        return limit
+    lo, hi = 0, limit  # eps(lo) <= target (or lo == 0), eps(hi) > target
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if eps(mid) <= target_epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 # --------------------------------------------------------------------------------------

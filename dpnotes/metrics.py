@@ -1,5 +1,9 @@
 """Error metrics: relative and parity error (Def. 10), and group metrics of classifiers.
 
+The DPSGD-F paper's criteria (xu2021removing, sections 5.1 and 6.1.4) are here too: the
+cost of privacy of each group (:func:`cost_of_privacy`, ``Delta_k``) and the largest
+gap between the groups' costs against the tolerance ``tau`` (:func:`equal_cost_gap`).
+
 The group metrics of a classifier (accuracy per group, demographic parity, false
 negative rate gaps) come from fairlearn's ``MetricFrame`` and its derived metrics rather
 than being written again here.
@@ -7,12 +11,18 @@ than being written again here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dpnotes.validation import check_array
 
 __all__ = [
+    "EQUAL_COST_TAU",
+    "EqualCostGap",
     "classifier_group_metrics",
+    "cost_of_privacy",
+    "equal_cost_gap",
     "group_relative_errors",
     "max_mean_disparity",
     "parity_error",
@@ -202,3 +212,119 @@ def max_mean_disparity(values: np.ndarray, groups: np.ndarray) -> float:
     counts = np.bincount(inverse)
     means = sums[counts > 0] / counts[counts > 0]
     return float(means.max() - means.min())
+
+
+#: The paper's tolerance on the gap between groups' costs of privacy (section 6.1.4).
+EQUAL_COST_TAU: float = 0.05
+
+
+def _accuracy_array(values: np.ndarray, name: str) -> np.ndarray:
+    a = np.asarray(values, dtype=float)
+    if a.size == 0:
+        raise ValueError(f"{name} is empty; pass one accuracy per group.")
+    finite = a[~np.isnan(a)]
+    if np.any(np.isinf(a)) or np.any((finite < 0) | (finite > 1)):
+        raise ValueError(
+            f"{name} must hold accuracies in [0, 1] (NaN for a group without test "
+            "data)."
+        )
+    return a
+
+
+def cost_of_privacy(
+    private_accuracy: np.ndarray, nonprivate_accuracy: np.ndarray
+) -> np.ndarray:
+    """Return each group's cost of privacy ``Delta_k`` = private - non-private accuracy.
+
+    The paper's ``Delta^k(eta~ - eta)`` (section 5.1): the change in group ``k``'s
+    accuracy from the non-private model ``eta`` to the private one ``eta~``, negative
+    when privacy costs accuracy (the paper reports e.g. -0.6807 for MNIST's digit 8
+    under DPSGD). Compare models of the same seed (same split and initial weights), so
+    the difference is paired.
+
+    Args:
+        private_accuracy: Accuracies of the private model, any shape (e.g. one per
+            group); NaN where a group has no test data.
+        nonprivate_accuracy: The non-private model's, the same shape.
+
+    Returns:
+        ``private_accuracy - nonprivate_accuracy``, float.
+
+    Raises:
+        ValueError: If the shapes differ, an input is empty, or an accuracy is
+            outside [0, 1].
+
+    References:
+        xu2021removing (section 5.1, "equal costs of differential privacy";
+        section 6.1.4).
+
+    >>> cost_of_privacy([0.25, 0.875], [0.875, 1.0]).tolist()
+    [-0.625, -0.125]
+    """
+    p = _accuracy_array(private_accuracy, "private_accuracy")
+    q = _accuracy_array(nonprivate_accuracy, "nonprivate_accuracy")
+    if p.shape != q.shape:
+        raise ValueError(
+            f"private_accuracy has shape {p.shape} but nonprivate_accuracy has "
+            f"{q.shape}; pass the two models' accuracies of the same groups."
+        )
+    return p - q
+
+
+@dataclass(frozen=True)
+class EqualCostGap:
+    """The equal-costs criterion of DPSGD-F's paper for one model.
+
+    Attributes:
+        gap: ``max_{i,j} |Delta_i - Delta_j|``, the largest difference between two
+            groups' costs of privacy.
+        tau: The tolerance.
+        within: Whether ``gap <= tau`` (the paper's "equal costs of privacy").
+    """
+
+    gap: float
+    tau: float
+    within: bool
+
+
+def equal_cost_gap(costs: np.ndarray, *, tau: float = EQUAL_COST_TAU) -> EqualCostGap:
+    """Return the largest gap between the groups' costs of privacy, against ``tau``.
+
+    The paper calls a private model free of disparate impact on accuracy when
+    ``|Delta_i - Delta_j| <= tau`` for all groups ``i, j``, with ``tau = 0.05``
+    (section 6.1.4); the largest such difference is ``max_k Delta_k - min_k Delta_k``.
+
+    Args:
+        costs: The groups' costs :func:`cost_of_privacy`, one-dimensional (the groups
+            only; not an overall value).
+        tau: The tolerance, non-negative.
+
+    Returns:
+        :class:`EqualCostGap`.
+
+    Raises:
+        ValueError: If ``costs`` is not 1-D, has fewer than two groups, or holds NaN
+            or infinite values, or ``tau`` is negative or not finite.
+
+    References:
+        xu2021removing (section 6.1.4).
+
+    >>> equal_cost_gap([-0.15, -0.125, -0.1875])
+    EqualCostGap(gap=0.0625, tau=0.05, within=False)
+    """
+    c = np.asarray(costs, dtype=float)
+    if c.ndim != 1 or c.size < 2:
+        raise ValueError(
+            f"costs must be one cost per group, at least two groups, got shape "
+            f"{c.shape}."
+        )
+    if not np.all(np.isfinite(c)):
+        raise ValueError(
+            "costs contain NaN or inf: drop groups without test data or without a "
+            "non-private reference before comparing them."
+        )
+    tau = float(tau)
+    if not np.isfinite(tau) or tau < 0:
+        raise ValueError(f"tau must be a finite number >= 0, got {tau!r}.")
+    gap = float(c.max() - c.min())
+    return EqualCostGap(gap=gap, tau=tau, within=gap <= tau)

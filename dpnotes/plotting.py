@@ -1,7 +1,8 @@
 """One figure style for the whole book: theme, colour-blind-safe palette, sizes, glue.
 
 Every chapter calls :func:`set_style` once and draws with the palette and sizes defined
-here, so that a method has the same colour in every figure of the book.
+here, so that a method has the same colour in every figure of the book. Tables, number
+formats and captions are :mod:`dpnotes.report`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ __all__ = [
     "figure_image",
     "glue_figure",
     "group_palette",
-    "markdown_table",
     "set_style",
     "simplex_coordinates",
 ]
@@ -125,34 +125,6 @@ def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
 
     glue(name, figure_image(fig), display=display)
     plt.close(fig)
-
-
-def markdown_table(frame, *, code_columns: Iterable[str] = ()) -> str:
-    """Render a small DataFrame as a Markdown table (for ``display(Markdown(...))``).
-
-    The book's theme styles Markdown tables (and lets wide ones scroll), which reads
-    better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
-    font; pipes in cell text are escaped; the space after a ``±`` becomes a no-break
-    space, so that a narrow column breaks a mean and its spread before the ``±``
-    rather than leaving it at the end of a line.
-    """
-    code = set(code_columns)
-
-    def cell(column: str, value: object) -> str:
-        text = "" if value is None else str(value)
-        text = text.replace("|", "\\|").replace("\n", " ")
-        text = text.replace(" ± ", " ±\u00a0")
-        return f"`{text}`" if column in code and text else text
-
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    rows = [
-        "| "
-        + " | ".join(cell(c, v) for c, v in zip(frame.columns, row, strict=True))
-        + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *rows])
 
 
 def simplex_coordinates(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from dpnotes.accounting import (
     ZCDPAccountant,
     analytic_gaussian_delta,
     analytic_gaussian_sigma,
+    classic_rdp_conversion,
     compose_parallel,
     compose_sequential_approx,
     compose_sequential_pure,
@@ -29,8 +30,10 @@ from dpnotes.accounting import (
     gaussian_rho,
     gaussian_sigma_for_rho,
     joint_noise_multiplier,
+    max_steps_within,
     rdp_epsilon,
     rho_to_epsilon,
+    subsampled_gaussian_epsilon,
 )
 
 RHOS = st.floats(min_value=1e-6, max_value=100.0)
@@ -532,3 +535,84 @@ def test_accountant_rejects_bad_spend() -> None:
         acc.spend(-0.1, "x")
     with pytest.raises(TypeError, match="label must be a string"):
         acc.spend(0.1, 3)  # type: ignore[arg-type]
+
+
+# --- the cached subsampled-Gaussian epsilons and the steps within a budget -----------
+
+
+def test_subsampled_gaussian_epsilon_matches_opacus_and_the_classic_rule() -> None:
+    q, sigmas, steps, delta = 0.02, (1.2, 12.0), 300, 1e-6
+    orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    joint = (1.2**-2 + 12.0**-2) ** -0.5
+    rdp = np.asarray(
+        compute_rdp(q=q, noise_multiplier=joint, steps=steps, orders=orders)
+    )
+    improved, _ = get_privacy_spent(orders=orders, rdp=rdp, delta=delta)
+    got = subsampled_gaussian_epsilon(
+        sample_rate=q, noise_multipliers=sigmas, steps=steps, delta=delta
+    )
+    assert got == pytest.approx(float(improved), rel=1e-12)
+    assert got == rdp_epsilon(
+        sample_rate=q, noise_multipliers=list(sigmas), steps=steps, delta=delta
+    )
+    classic = subsampled_gaussian_epsilon(
+        sample_rate=q, noise_multipliers=sigmas, steps=steps, delta=delta,
+        conversion="classic",
+    )  # fmt: skip
+    expected = float(np.min(rdp + math.log(1 / delta) / (orders - 1)))
+    assert classic == pytest.approx(expected, rel=1e-12) and classic >= got
+    assert classic == classic_rdp_conversion(rdp, orders, delta=delta)
+    # A single multiplier may be given as a number.
+    assert subsampled_gaussian_epsilon(
+        sample_rate=q, noise_multipliers=1.2, steps=steps, delta=delta
+    ) == subsampled_gaussian_epsilon(
+        sample_rate=q, noise_multipliers=[1.2], steps=steps, delta=delta
+    )
+
+
+def test_subsampled_gaussian_epsilon_rejects_bad_input() -> None:
+    kw = {"sample_rate": 0.01, "noise_multipliers": 1.0, "steps": 10, "delta": 1e-5}
+    with pytest.raises(ValueError, match="conversion"):
+        subsampled_gaussian_epsilon(**kw, conversion="tight")
+    with pytest.raises(ValueError):
+        subsampled_gaussian_epsilon(**{**kw, "sample_rate": 1.5})
+    with pytest.raises(ValueError):
+        subsampled_gaussian_epsilon(**{**kw, "steps": 0})
+    with pytest.raises(ValueError):
+        subsampled_gaussian_epsilon(**{**kw, "noise_multipliers": [1.0, 0.0]})
+    with pytest.raises(ValueError):
+        subsampled_gaussian_epsilon(**{**kw, "noise_multipliers": []})
+
+
+def test_max_steps_within_is_the_largest_affordable_step_count() -> None:
+    kw = {"sample_rate": 0.05, "noise_multipliers": [1.0, 10.0], "delta": 1e-5}
+
+    def eps(t: int) -> float:
+        return subsampled_gaussian_epsilon(steps=t, **kw)
+
+    target = 0.5 * (eps(40) + eps(41))
+    assert max_steps_within(target, limit=100, **kw) == 40
+    assert max_steps_within(target, limit=25, **kw) == 25  # the limit binds
+    assert max_steps_within(eps(1) / 2, limit=100, **kw) == 0  # one step is too many
+    assert max_steps_within(eps(41), limit=100, **kw) == 41  # "at most" is inclusive
+
+
+def test_max_steps_within_rejects_bad_input() -> None:
+    kw = {"sample_rate": 0.05, "noise_multipliers": 1.0, "delta": 1e-5}
+    with pytest.raises(ValueError, match="target_epsilon"):
+        max_steps_within(0.0, limit=10, **kw)
+    with pytest.raises(ValueError, match="limit"):
+        max_steps_within(1.0, limit=0, **kw)
+
+
+def test_classic_rdp_conversion_by_hand() -> None:
+    # min(0.5 + log(1e5) / 1, 1.0 + log(1e5) / 4) = 1 + 11.5129 / 4 = 3.8782
+    assert classic_rdp_conversion([0.5, 1.0], [2.0, 5.0], delta=1e-5) == (
+        pytest.approx(1.0 + math.log(1e5) / 4, rel=1e-15)
+    )
+    with pytest.raises(ValueError, match="orders"):
+        classic_rdp_conversion([1.0, 2.0], [1.0, 2.0], delta=1e-5)
+    with pytest.raises(ValueError, match="orders"):
+        classic_rdp_conversion([1.0], [2.0, 3.0], delta=1e-5)
+    with pytest.raises(ValueError):
+        classic_rdp_conversion([1.0], [2.0], delta=2.0)

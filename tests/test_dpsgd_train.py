@@ -1,4 +1,4 @@
-"""Tests for dpnotes.dpsgd.train: SGD, DPSGD, Naive, DPSGD-F and their accounting."""
+"""Tests for dpnotes.dpsgd.rules and .loop: SGD, DPSGD, Naive, DPSGD-F, epsilon."""
 
 from __future__ import annotations
 
@@ -12,19 +12,24 @@ from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
 from scipy import optimize
 from torch import nn
 
-import dpnotes.dpsgd.train as train_mod
-from dpnotes.accounting import analytic_gaussian_delta, rdp_epsilon
-from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
-from dpnotes.dpsgd.train import (
+import dpnotes.dpsgd.rules as rules_mod
+from dpnotes.accounting import (
+    analytic_gaussian_delta,
     classic_rdp_conversion,
+    max_steps_within,
+    rdp_epsilon,
+)
+from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
+from dpnotes.dpsgd.evaluate import group_accuracy
+from dpnotes.dpsgd.loop import train
+from dpnotes.dpsgd.rules import (
+    COUNT_NOISE_FACTOR,
     clipped_counts,
     dpsgd_epsilon,
     dpsgd_f_clip_bounds,
-    group_accuracy,
-    max_steps_within,
     naive_weights,
     release_counts,
-    train,
+    step_noise_multipliers,
 )
 from dpnotes.rng import torch_generator
 
@@ -202,7 +207,7 @@ def test_dpsgd_f_equals_dpsgd_when_all_bounds_are_equal(data, monkeypatch) -> No
         rng=np.random.default_rng(5), **common,
     )  # fmt: skip
     monkeypatch.setattr(
-        train_mod, "release_counts", lambda counts, **kw: counts.to(torch.float64)
+        rules_mod, "release_counts", lambda counts, **kw: counts.to(torch.float64)
     )
     exact = train(
         linear_model(), x, y, groups, method="dpsgd_f", clip_norm=c0,
@@ -255,7 +260,13 @@ def test_target_epsilon_stops_before_exceeding(data) -> None:
     kwargs["count_noise_multiplier"] = 10.0
     eps_at = [dpsgd_epsilon(steps=t, delta=1e-5, **kwargs) for t in (30, 31)]
     target = 0.5 * (eps_at[0] + eps_at[1])  # between steps 30 and 31
-    assert max_steps_within(target, delta=1e-5, limit=100, **kwargs) == 30
+    sigmas = [kwargs["noise_multiplier"], kwargs["count_noise_multiplier"]]
+    assert (
+        max_steps_within(
+            target, sample_rate=0.05, noise_multipliers=sigmas, delta=1e-5, limit=100
+        )
+        == 30
+    )
     res = train(
         linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=3,
         target_epsilon=target, rng=np.random.default_rng(0), **DP,
@@ -565,9 +576,7 @@ def test_classic_conversion_with_counts_and_validation() -> None:
         method="dpsgd_f", sample_rate=q, noise_multiplier=s2,
         count_noise_multiplier=s1, steps=steps, delta=delta, conversion="classic",
     )  # fmt: skip
-    assert got == pytest.approx(
-        train_mod.classic_rdp_conversion(rdp, orders, delta=delta)
-    )
+    assert got == pytest.approx(classic_rdp_conversion(rdp, orders, delta=delta))
     assert got == pytest.approx(float(np.min(rdp + np.log(1 / delta) / (orders - 1))))
     with pytest.raises(ValueError, match="conversion"):
         dpsgd_epsilon(
@@ -575,9 +584,9 @@ def test_classic_conversion_with_counts_and_validation() -> None:
             delta=delta, conversion="tight",
         )  # fmt: skip
     with pytest.raises(ValueError, match="orders"):
-        train_mod.classic_rdp_conversion([1.0, 2.0], [1.0, 2.0], delta=delta)
+        classic_rdp_conversion([1.0, 2.0], [1.0, 2.0], delta=delta)
     with pytest.raises(ValueError):
-        train_mod.classic_rdp_conversion([1.0], [2.0], delta=2.0)
+        classic_rdp_conversion([1.0], [2.0], delta=2.0)
 
 
 def test_train_result_epsilon_classic(data) -> None:
@@ -651,3 +660,50 @@ def test_on_epoch_end_hook(data) -> None:
             linear_model(), x, y, groups, num_groups=2, method="dpsgd",
             rng=np.random.default_rng(0), on_epoch_end="print", **DP,
         )  # fmt: skip
+
+
+def test_history_carries_both_conversions(data) -> None:
+    # The per-epoch classic epsilon is the one the experiments report; the last
+    # epoch's equals TrainResult.epsilon_classic.
+    x, y, groups = data
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="dpsgd_f", epochs=2,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    for h in res.history:
+        assert h.epsilon_classic == dpsgd_epsilon(
+            method="dpsgd_f", sample_rate=res.sample_rate, noise_multiplier=1.0,
+            steps=h.steps, delta=res.delta, conversion="classic",
+        ) > h.epsilon  # fmt: skip
+    assert res.history[-1].epsilon_classic == res.epsilon_classic
+    sgd = train(
+        linear_model(), x, y, groups, num_groups=2, method="sgd", epochs=1,
+        rng=np.random.default_rng(0), lr=0.5, batch_size=100,
+    )  # fmt: skip
+    assert sgd.history[0].epsilon_classic == math.inf
+
+
+def test_step_noise_multipliers_and_the_paper_factor(data) -> None:
+    assert COUNT_NOISE_FACTOR == 10.0
+    assert step_noise_multipliers("dpsgd", noise_multiplier=0.8) == (0.8,)
+    assert step_noise_multipliers("naive", noise_multiplier=0.8) == (0.8, 8.0)
+    assert step_noise_multipliers(
+        "dpsgd_f", noise_multiplier=1.0, count_noise_multiplier=3.0
+    ) == (1.0, 3.0)
+    assert step_noise_multipliers(
+        "dpsgd_f", noise_multiplier=1.0, count_noise_factor=5.0
+    ) == (1.0, 5.0)
+    with pytest.raises(ValueError, match="not both"):
+        step_noise_multipliers(
+            "naive", noise_multiplier=1.0, count_noise_multiplier=3.0,
+            count_noise_factor=5.0,
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="method"):
+        step_noise_multipliers("sgd", noise_multiplier=1.0)
+    # The trainer's default sigma_1 is the factor times sigma_2.
+    x, y, groups = data
+    res = train(
+        linear_model(), x, y, groups, num_groups=2, method="naive", epochs=1,
+        rng=np.random.default_rng(0), **DP,
+    )  # fmt: skip
+    assert res.count_noise_multiplier == COUNT_NOISE_FACTOR * DP["noise_multiplier"]

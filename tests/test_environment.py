@@ -21,9 +21,8 @@ def _name(requirement: str) -> str:
 
 def _pyproject_packages() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reqs = list(project["dependencies"]) + list(
-        project["optional-dependencies"]["test"]
-    )
+    extras = project["optional-dependencies"]
+    reqs = [*project["dependencies"], *extras["test"], *extras["cluster"]]
     return {_name(r): r for r in reqs}
 
 

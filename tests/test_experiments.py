@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpnotes.__main__ import main
-from dpnotes.experiments import (
+import dpnotes.lab.store as store_mod
+from dpnotes.lab import (
+    Profile,
     config_hash,
     get_experiment,
     list_experiments,
@@ -22,29 +25,35 @@ from dpnotes.experiments import (
     stable_hash,
     stale_reason,
 )
-from dpnotes.experiments import store as store_mod
+from dpnotes.lab.cli import main
 
 CALLS: list[dict] = []
-CACHE_SEEN: list[str | None] = []  # $DPNOTES_RUN_CACHE as each toy cell saw it
+CACHE_SEEN: list[str | None] = []  # the run cache folder each toy cell was handed
+
+
+@dataclass(frozen=True)
+class ToyProfile(Profile):
+    arms: tuple[str, ...]
+    draws: int
 
 
 def _toy_grid(config):
-    return [{"arm": a} for a in config["arms"]]
+    return [{"arm": a} for a in config.arms]
 
 
 @register(
     name="toy_for_tests",
     title="A toy experiment used by the tests",
     profiles={
-        "smoke": {"arms": ["a", "b", "c"], "draws": 5},
-        "quick": {"arms": ["a", "b"], "draws": 50},
-        "paper": {"arms": ["a", "b"], "draws": 500},
+        "smoke": ToyProfile(arms=("a", "b", "c"), draws=5),
+        "quick": ToyProfile(arms=("a", "b"), draws=50),
+        "paper": ToyProfile(arms=("a", "b"), draws=500),
     },
     grid=_toy_grid,
 )
-def toy_for_tests(config, cell, *, rng):
+def toy_for_tests(config, cell, *, rng, cache=None, progress=False):
     CALLS.append(dict(cell))
-    CACHE_SEEN.append(os.environ.get(store_mod.RUN_CACHE_ENV))
+    CACHE_SEEN.append(None if cache is None else str(cache.folder))
     if os.environ.get("TOY_FAIL_ON") == cell["arm"]:
         raise RuntimeError(f"planted failure in cell {cell['arm']}")
     if os.environ.get("TOY_SIGTERM_ON") == cell["arm"]:
@@ -56,9 +65,9 @@ def toy_for_tests(config, cell, *, rng):
         # training-step bars are.
         from tqdm import tqdm
 
-        for _ in tqdm(range(3), desc=os.environ["TOY_BAR"], disable=False):
+        for _ in tqdm(range(3), desc=os.environ["TOY_BAR"], disable=not progress):
             pass
-    x = rng.normal(size=config["draws"])
+    x = rng.normal(size=config.draws)
     return pd.DataFrame({"draw": np.arange(x.size), "value": x})
 
 
@@ -88,7 +97,9 @@ def test_unknown_experiment_and_profile_are_clear_errors():
 
 def test_register_requires_all_profiles():
     with pytest.raises(ValueError, match="lacks profile"):
-        register(name="bad", title="", profiles={"smoke": {}}, grid=_toy_grid)
+        register(
+            name="bad", title="", profiles={"smoke": ToyProfile((), 1)}, grid=_toy_grid
+        )
 
 
 def test_config_values_must_be_json_like():
@@ -98,7 +109,7 @@ def test_config_values_must_be_json_like():
 
 def test_smoke_run_writes_a_valid_result(tmp_path):
     result = run("toy_for_tests", "smoke", seed=3, root=tmp_path, progress=False)
-    folder = tmp_path / "toy_for_tests" / "smoke"
+    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-3"
     meta = json.loads((folder / "meta.json").read_text())
     for key in (
         "code_version",
@@ -181,7 +192,7 @@ def test_config_hash_follows_code_and_settings(monkeypatch):
 
 
 def test_list_says_why_a_stored_result_is_stale(tmp_path, monkeypatch, capsys):
-    from dpnotes.experiments.registry import Experiment
+    from dpnotes.lab.registry import Experiment
 
     args = ["--results", str(tmp_path), "list"]
     assert stale_reason("toy_for_tests", "quick", root=tmp_path) is None, "none stored"
@@ -201,7 +212,11 @@ def test_list_says_why_a_stored_result_is_stale(tmp_path, monkeypatch, capsys):
     why = stale_reason("toy_for_tests", "quick", root=tmp_path)
     assert why == "code changed in dpnotes.rng"
     assert main(args) == 0
-    assert "quick (stale: code changed in dpnotes.rng)" in capsys.readouterr().out
+    listed = [line for line in capsys.readouterr().out.splitlines() if "quick" in line]
+    assert any(
+        "toy_for_tests" in line and "stale: code changed in dpnotes.rng" in line
+        for line in listed
+    )
     monkeypatch.undo()
     # A result stored before runs recorded their digests: only the settings can be
     # compared.
@@ -230,7 +245,7 @@ def test_interrupted_write_leaves_nothing_trusted(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_mod, "atomic_write_bytes", crash_on_meta)
     with pytest.raises(KeyboardInterrupt):
-        run("toy_for_tests", "quick", seed=1, root=tmp_path, progress=False)
+        run("toy_for_tests", "quick", seed=0, root=tmp_path, progress=False)
     monkeypatch.undo()
     # The new table is in place but the old meta was removed first: nothing is trusted.
     assert (folder / "results.csv").exists()
@@ -352,15 +367,15 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
 def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
     monkeypatch.setenv("TOY_FAIL_ON", "c")
     with pytest.raises(RuntimeError, match="planted failure"):
-        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+        run("toy_for_tests", "smoke", seed=0, root=tmp_path, progress=False)
     assert load_stored("toy_for_tests", "smoke", root=tmp_path) is None
     monkeypatch.delenv("TOY_FAIL_ON")
     CALLS.clear()
-    resumed = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    resumed = run("toy_for_tests", "smoke", seed=0, root=tmp_path, progress=False)
     assert CALLS == [{"arm": "c"}], "finished cells must not be recomputed"
     assert resumed.meta["cells_resumed"] == 2
     fresh = run(
-        "toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False
+        "toy_for_tests", "smoke", seed=0, root=tmp_path / "fresh", progress=False
     )
     pd.testing.assert_frame_equal(resumed.table, fresh.table)
 
@@ -375,7 +390,7 @@ def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
         run(
             "toy_for_tests",
             "smoke",
-            seed=5,
+            seed=0,
             root=tmp_path,
             progress=False,
             checkpoint_s=0,
@@ -392,7 +407,7 @@ def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
     listed = [
         line for line in capsys.readouterr().out.splitlines() if "toy_for" in line
     ]
-    assert "smoke (2/3)" in listed[0]
+    assert "smoke" in listed[0] and "2/3" in listed[0] and "partial" in listed[0]
     shown = load_or_run(
         "toy_for_tests", prefer=("smoke",), root=tmp_path, allow_partial=True
     )
@@ -404,11 +419,11 @@ def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
     shutil.rmtree(tmp_path / "toy_for_tests" / "smoke" / "cells")
     monkeypatch.delenv("TOY_FAIL_ON")
     CALLS.clear()
-    done = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+    done = run("toy_for_tests", "smoke", seed=0, root=tmp_path, progress=False)
     assert CALLS == [{"arm": "c"}]
     assert not done.partial and done.meta["cells_resumed"] == 2
     fresh = run(
-        "toy_for_tests", "smoke", seed=5, root=tmp_path / "fresh", progress=False
+        "toy_for_tests", "smoke", seed=0, root=tmp_path / "fresh", progress=False
     )
     pd.testing.assert_frame_equal(done.table, fresh.table)
     # A partial result of another root seed is not resumed.
@@ -422,7 +437,7 @@ def test_partial_checkpoint_is_shown_on_request_and_resumed_elsewhere(
             progress=False,
             checkpoint_s=0,
         )
-    shutil.rmtree(tmp_path / "s6" / "toy_for_tests" / "smoke" / "cells")
+    shutil.rmtree(tmp_path / "s6" / "toy_for_tests" / "smoke" / "seed-6" / "cells")
     monkeypatch.delenv("TOY_FAIL_ON")
     CALLS.clear()
     run("toy_for_tests", "smoke", seed=7, root=tmp_path / "s6", progress=False)
@@ -472,7 +487,7 @@ def test_cli_module_entry_point(tmp_path):
 
 
 def test_results_root_finds_the_repository(monkeypatch, tmp_path):
-    from dpnotes.experiments import results_root
+    from dpnotes.lab import results_root
 
     monkeypatch.delenv("DPNOTES_RESULTS_DIR", raising=False)
     (tmp_path / "book" / "sub").mkdir(parents=True)
@@ -501,7 +516,7 @@ def test_failed_run_keeps_every_finished_cell(tmp_path, monkeypatch):
     # cells as a partial result.
     monkeypatch.setenv("TOY_FAIL_ON", "c")
     with pytest.raises(RuntimeError, match="planted failure"):
-        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
+        run("toy_for_tests", "smoke", seed=0, root=tmp_path, progress=False)
     partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
     assert partial is not None and partial.partial
     assert sorted(partial.table["arm"].unique()) == ["a", "b"]
@@ -524,25 +539,16 @@ def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(
 
 
 def test_no_progress_hides_the_bars_that_cells_draw(tmp_path, monkeypatch, capfd):
-    import tqdm as package
-
-    original = package.tqdm
     monkeypatch.setenv("TOY_BAR", "toy-steps")
     quiet = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "a", progress=False)
     assert "toy-steps" not in capfd.readouterr().err
-    assert package.tqdm is original, "the bar class must be restored after the run"
     shown = run("toy_for_tests", "smoke", seed=1, root=tmp_path / "b", progress=True)
     assert capfd.readouterr().err.count("toy-steps") >= 3, "one bar per cell"
     pd.testing.assert_frame_equal(quiet.table, shown.table)
-    # The same through the command line, and in a spawned worker's start-up.
+    # The same through the command line.
     args = ["--results", str(tmp_path / "c"), "run", "toy_for_tests"]
     assert main([*args, "--profile", "smoke", "--no-progress"]) == 0
     assert "toy-steps" not in capfd.readouterr().err
-    from dpnotes.experiments import runner
-
-    monkeypatch.setattr(package, "tqdm", original)
-    runner._hide_cell_bars()
-    assert package.tqdm is runner._HiddenBar and package.tqdm(range(2)).disable
 
 
 def test_a_worker_killed_mid_run_is_reported_and_finished_cells_kept(
@@ -550,14 +556,14 @@ def test_a_worker_killed_mid_run_is_reported_and_finished_cells_kept(
 ):
     import concurrent.futures.process
 
-    from dpnotes.experiments import runner
+    from dpnotes.lab import runner
 
-    def pool_losing_a_worker(name, profile, seed, cells, todo, jobs, store, progress):
+    def pool_losing_a_worker(name, profile, seed, cells, todo, store, *args):
         # The first cell finishes; then a worker dies, as when the kernel kills it.
-        store(todo[0], runner._run_one(name, profile, seed, cells[todo[0]]))
+        store(todo[0], runner.run_cell(name, profile, seed, cells[todo[0]]))
         raise concurrent.futures.process.BrokenProcessPool("a worker died")
 
-    monkeypatch.setattr(runner, "_run_pool", pool_losing_a_worker)
+    monkeypatch.setattr(runner, "_compute", pool_losing_a_worker)
     args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
     assert main([*args, "--jobs", "2", "--no-progress"]) == 1
     err = capsys.readouterr().err
@@ -574,7 +580,7 @@ def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monke
     with pytest.raises(RuntimeError):
         run("toy_for_tests", "smoke", seed=3, root=tmp_path, progress=False)
     monkeypatch.delenv("TOY_FAIL_ON")
-    folder = tmp_path / "toy_for_tests" / "smoke"
+    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-3"
     meta_path = folder / "meta.json"
     meta = json.loads(meta_path.read_text())
     history = [{"from": "0" * 16, "to": meta["config_hash"], "why": "a test"}]
@@ -593,7 +599,7 @@ def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monke
 def test_checkpoint_stores_finished_cells_without_computing(
     tmp_path, monkeypatch, capsys
 ):
-    from dpnotes.experiments import store
+    store = store_mod
 
     args = ["--results", str(tmp_path), "checkpoint", "toy_for_tests", "--profile"]
     assert main([*args, "smoke", "--seed", "5"]) == 0
@@ -602,14 +608,16 @@ def test_checkpoint_stores_finished_cells_without_computing(
     with pytest.raises(RuntimeError):
         run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
     # Drop the partial result; the cell files of the unfinished run remain.
-    folder = tmp_path / "toy_for_tests" / "smoke"
+    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-5"
     (folder / store.META).unlink()
     (folder / store.TABLE).unlink()
     CALLS.clear()
     assert main([*args, "smoke", "--seed", "5"]) == 0
     assert "partial: 2 of 3 cells computed" in capsys.readouterr().out
     assert CALLS == [], "checkpoint computes nothing"
-    partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
+    partial = load_stored(
+        "toy_for_tests", "smoke", root=tmp_path, seed=5, allow_partial=True
+    )
     assert partial.partial and len(partial.table) == 10
     # Another seed's cells are not this seed's checkpoint.
     assert main([*args, "smoke", "--seed", "6"]) == 0
@@ -618,52 +626,44 @@ def test_checkpoint_stores_finished_cells_without_computing(
     done = run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
     assert main([*args, "smoke", "--seed", "5"]) == 0
     assert "is complete" in capsys.readouterr().out
-    again = load_stored("toy_for_tests", "smoke", root=tmp_path)
+    again = load_stored("toy_for_tests", "smoke", root=tmp_path, seed=5)
     assert again is not None and again.meta["date"] == done.meta["date"]
 
 
-def test_shared_table_computes_once_per_key(tmp_path, monkeypatch):
+def test_run_cache_computes_once_per_key(tmp_path):
     calls = []
 
     def compute():
         calls.append(1)
         return pd.DataFrame({"x": [0.1, 1 / 3], "g": ["a", "b"]})
 
-    monkeypatch.delenv(store_mod.RUN_CACHE_ENV, raising=False)
-    a = store_mod.shared_table("ns", {"k": 1}, compute)
-    b = store_mod.shared_table("ns", {"k": 1}, compute)
-    assert len(calls) == 2, "without a run cache every call computes"
-    pd.testing.assert_frame_equal(a, b)
-    monkeypatch.setenv(store_mod.RUN_CACHE_ENV, str(tmp_path))
-    c = store_mod.shared_table("ns", {"k": 1}, compute)
-    d = store_mod.shared_table("ns", {"k": 1}, compute)
-    assert len(calls) == 3
-    # Computed and cached tables are equal (both went through CSV).
-    pd.testing.assert_frame_equal(c, a)
-    pd.testing.assert_frame_equal(d, a)
-    store_mod.shared_table("ns", {"k": 2}, compute)
-    assert len(calls) == 4, "another key is another computation"
+    cache = store_mod.RunCache(tmp_path)
+    a = cache.table("ns", {"k": 1}, compute)
+    b = cache.table("ns", {"k": 1}, compute)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(b, a)
+    expected = pd.read_csv(io.BytesIO(store_mod.table_to_bytes(compute())))
+    (
+        pd.testing.assert_frame_equal(a, expected),
+        "computed and cached tables go through CSV",
+    )
+    calls.clear()
+    cache.table("ns", {"k": 2}, compute)
+    assert len(calls) == 1, "another key is another computation"
     entry = tmp_path / "ns" / stable_hash({"k": 1})
     assert json.loads((entry / "meta.json").read_text())["key"] == {"k": 1}
     # A damaged entry is not trusted: it is computed again and repaired.
     (entry / "results.csv").write_text("x,g\n0.1,a\n")
-    pd.testing.assert_frame_equal(store_mod.shared_table("ns", {"k": 1}, compute), a)
-    assert len(calls) == 5
-    store_mod.shared_table("ns", {"k": 1}, compute)
-    assert len(calls) == 5
+    pd.testing.assert_frame_equal(cache.table("ns", {"k": 1}, compute), a)
+    assert len(calls) == 2
+    cache.table("ns", {"k": 1}, compute)
+    assert len(calls) == 2
 
 
-def test_run_points_its_cells_at_the_run_cache(tmp_path, monkeypatch):
-    monkeypatch.delenv(store_mod.RUN_CACHE_ENV, raising=False)
+def test_run_hands_its_cells_the_stores_run_cache(tmp_path):
     run("toy_for_tests", "smoke", root=tmp_path, progress=False)
     assert CACHE_SEEN == [str(tmp_path / ".run_cache")] * 3
-    assert store_mod.RUN_CACHE_ENV not in os.environ, "restored after the run"
-    # A cache chosen by the user is kept.
-    monkeypatch.setenv(store_mod.RUN_CACHE_ENV, str(tmp_path / "mine"))
-    CACHE_SEEN.clear()
-    run("toy_for_tests", "quick", root=tmp_path, progress=False)
-    assert CACHE_SEEN == [str(tmp_path / "mine")] * 2
-    assert os.environ[store_mod.RUN_CACHE_ENV] == str(tmp_path / "mine")
+    assert "DPNOTES_RUN_CACHE" not in os.environ
 
 
 _CACHED_FIT = """
@@ -671,7 +671,9 @@ import hashlib, json
 import jax
 import numpy as np
 import pandas as pd
-from dpnotes.experiments import runner
+import sys
+from pathlib import Path
+from dpnotes.lab import runner
 from dpnotes.synth import MST
 
 hits = []
@@ -679,7 +681,7 @@ jax.monitoring.register_event_listener(
     lambda event, **kw: hits.append(event)
     if event == "/jax/compilation_cache/cache_hits" else None
 )
-runner._compilation_cache_on()
+runner._compilation_cache_on(Path(sys.argv[1]))
 r = np.random.default_rng(0)
 a = r.integers(0, 3, 400)
 df = pd.DataFrame({"A": a, "B": (a + r.integers(0, 2, 400)) % 3, "C": a % 2})
@@ -699,14 +701,13 @@ def test_workers_load_compiled_programs_and_results_do_not_change(tmp_path):
     import sys
 
     env = dict(os.environ)
-    env[store_mod.RUN_CACHE_ENV] = str(tmp_path)
     # Cache every program, however short its compilation (the default skips < 1 s).
     env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
     env.pop("DPNOTES_COMPILATION_CACHE", None)
 
     def fit(**extra) -> dict:
         out = subprocess.run(
-            [sys.executable, "-c", _CACHED_FIT],
+            [sys.executable, "-c", _CACHED_FIT, str(tmp_path)],
             env={**env, **extra},
             capture_output=True,
             text=True,
@@ -729,10 +730,10 @@ def test_workers_load_compiled_programs_and_results_do_not_change(tmp_path):
 
 
 def test_worker_cells_turn_the_compilation_cache_on(tmp_path, monkeypatch):
-    from dpnotes.experiments import runner
+    from dpnotes.lab import runner
 
     calls = []
-    monkeypatch.setattr(runner, "_compilation_cache_on", lambda: calls.append(1))
+    monkeypatch.setattr(runner, "_compilation_cache_on", lambda cache: calls.append(1))
     run("toy_for_tests", "smoke", root=tmp_path / "a", progress=False)
     assert calls == [], "not in the caller's process"
     monkeypatch.setattr(runner, "_IN_WORKER", True)
@@ -743,9 +744,16 @@ def test_worker_cells_turn_the_compilation_cache_on(tmp_path, monkeypatch):
 def test_in_process_runs_leave_the_callers_jax_settings_alone(tmp_path):
     import jax
 
-    from dpnotes.synth import _pgm  # noqa: F401  (turns the persistent cache off)
+    import dpnotes.synth  # noqa: F401
 
-    assert not jax.config.jax_enable_compilation_cache
+    before = (
+        jax.config.jax_enable_compilation_cache,
+        jax.config.jax_compilation_cache_dir,
+    )
     run("toy_for_tests", "smoke", root=tmp_path, progress=False)
-    assert not jax.config.jax_enable_compilation_cache
+    after = (
+        jax.config.jax_enable_compilation_cache,
+        jax.config.jax_compilation_cache_dir,
+    )
+    assert after == before
     assert not (tmp_path / ".run_cache" / "jax").exists()

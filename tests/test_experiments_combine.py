@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpnotes.experiments import load_stored, register, run
-from dpnotes.experiments.combine import complete_seeds, load_per_dataset
+from dpnotes.lab import Profile, load_stored, register, run
+from dpnotes.lab.combine import complete_seeds, load_per_dataset
+
+
+@dataclass(frozen=True)
+class ToyCombineProfile(Profile):
+    datasets: dict
+    seeds: list
+    methods: list = ("a", "b")
 
 
 def _grid(config):
     return [
         {"dataset": d, "method": m, "seed": s}
-        for s in config["seeds"]
-        for d in config["datasets"]
+        for s in config.seeds
+        for d in config.datasets
         for m in ("a", "b")
     ]
 
@@ -25,19 +33,23 @@ def _grid(config):
     name="toy_combine",
     title="A toy experiment with data sets and seeds, for the tests",
     profiles={
-        "smoke": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
-        "quick": {"datasets": {"d1": {"n": 3}, "d2": {"n": 2}}, "seeds": [0, 1, 2]},
-        "paper": {"datasets": {"d1": {"n": 3}, "d2": {"n": 5}}, "seeds": [0, 1]},
+        "smoke": ToyCombineProfile(**{"datasets": {"d1": {"n": 1}}, "seeds": [0]}),
+        "quick": ToyCombineProfile(
+            **{"datasets": {"d1": {"n": 3}, "d2": {"n": 2}}, "seeds": [0, 1, 2]}
+        ),
+        "paper": ToyCombineProfile(
+            **{"datasets": {"d1": {"n": 3}, "d2": {"n": 5}}, "seeds": [0, 1]}
+        ),
     },
     grid=_grid,
 )
-def toy_combine(config, cell, *, rng):
+def toy_combine(config, cell, *, rng, cache=None, progress=False):
     if (
         os.environ.get("TOY_COMBINE_FAIL")
         == f"{cell['dataset']}-{cell['seed']}-{cell['method']}"
     ):
         raise RuntimeError("planted failure")
-    n = config["datasets"][cell["dataset"]]["n"]
+    n = config.datasets[cell["dataset"]]["n"]
     return pd.DataFrame({"draw": np.arange(n), "value": rng.normal(size=n)})
 
 
@@ -45,22 +57,24 @@ def toy_combine(config, cell, *, rng):
     name="toy_combine_new_data",
     title="A toy whose paper profile adds a data set the quick one lacks",
     profiles={
-        "smoke": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
-        "quick": {"datasets": {"d1": {"n": 1}}, "seeds": [0]},
-        "paper": {"datasets": {"d1": {"n": 2}, "d3": {"n": 2}}, "seeds": [0]},
+        "smoke": ToyCombineProfile(**{"datasets": {"d1": {"n": 1}}, "seeds": [0]}),
+        "quick": ToyCombineProfile(**{"datasets": {"d1": {"n": 1}}, "seeds": [0]}),
+        "paper": ToyCombineProfile(
+            **{"datasets": {"d1": {"n": 2}, "d3": {"n": 2}}, "seeds": [0]}
+        ),
     },
     grid=_grid,
 )
-def toy_combine_new_data(config, cell, *, rng):
+def toy_combine_new_data(config, cell, *, rng, cache=None, progress=False):
     return toy_combine(config, cell, rng=rng)
 
 
 def _list_grid(config):
     return [
         {"dataset": d, "method": m, "seed": s}
-        for s in config["seeds"]
-        for d in config["datasets"]
-        for m in config["methods"]
+        for s in config.seeds
+        for d in config.datasets
+        for m in config.methods
     ]
 
 
@@ -68,13 +82,19 @@ def _list_grid(config):
     name="toy_combine_listed",
     title="A toy whose profiles list their data sets without per-data-set settings",
     profiles={
-        "smoke": {"datasets": ["d1"], "methods": ["a"], "seeds": [0]},
-        "quick": {"datasets": ["d1"], "methods": ["a"], "seeds": [0, 1, 2]},
-        "paper": {"datasets": ["d1"], "methods": ["a", "b"], "seeds": [0]},
+        "smoke": ToyCombineProfile(
+            **{"datasets": ["d1"], "methods": ["a"], "seeds": [0]}
+        ),
+        "quick": ToyCombineProfile(
+            **{"datasets": ["d1"], "methods": ["a"], "seeds": [0, 1, 2]}
+        ),
+        "paper": ToyCombineProfile(
+            **{"datasets": ["d1"], "methods": ["a", "b"], "seeds": [0]}
+        ),
     },
     grid=_list_grid,
 )
-def toy_combine_listed(config, cell, *, rng):
+def toy_combine_listed(config, cell, *, rng, cache=None, progress=False):
     return pd.DataFrame({"draw": [0], "value": rng.normal(size=1)})
 
 
@@ -139,15 +159,15 @@ def test_bad_calls_are_clear_errors(tmp_path):
 @register(
     name="toy_for_tests_nogrid",
     title="A toy experiment whose cells name no data set",
-    profiles={"smoke": {}, "quick": {}, "paper": {}},
+    profiles={p: ToyCombineProfile({}, []) for p in ("smoke", "quick", "paper")},
     grid=lambda config: [{"arm": "x"}],
 )
-def toy_nogrid(config, cell, *, rng):
+def toy_nogrid(config, cell, *, rng, cache=None, progress=False):
     return pd.DataFrame({"dataset": ["d"], "value": [rng.normal()]})
 
 
 def test_only_runs_the_selected_cells_and_they_equal_a_full_runs(tmp_path, capsys):
-    from dpnotes.__main__ import main
+    from dpnotes.lab.cli import main
 
     args = ["--results", str(tmp_path / "sel"), "run", "toy_combine", "--profile"]
     assert main([*args, "quick", "--only", "dataset=d2", "--only", "seed=1"]) == 0
@@ -188,7 +208,7 @@ def test_only_rejects_unknown_keys_and_empty_selections(tmp_path):
 
 
 def test_cli_only_needs_key_value(tmp_path, capsys):
-    from dpnotes.__main__ import main
+    from dpnotes.lab.cli import main
 
     args = ["--results", str(tmp_path), "run", "toy_combine", "--only", "dataset"]
     assert main(args) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -9,8 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from dpnotes.dpsgd.train import dpsgd_epsilon
-from dpnotes.experiments import dpsgd_f, get_experiment, list_experiments, run
+from dpnotes.dpsgd.rules import dpsgd_epsilon
+from dpnotes.experiments import dpsgd_f
 from dpnotes.experiments.dpsgd_f import (
     DOUBLE_CLIP,
     METRICS,
@@ -21,7 +22,8 @@ from dpnotes.experiments.dpsgd_f import (
     seed_streams,
     train_and_evaluate,
 )
-from dpnotes.experiments.store import RUN_CACHE_ENV
+from dpnotes.lab import get_experiment, list_experiments, run
+from dpnotes.lab.store import RunCache
 
 torch.set_num_threads(1)
 
@@ -41,10 +43,10 @@ def test_registered_with_provenance() -> None:
     for name in NAMES:
         exp = get_experiment(name)
         assert "DPSGD-F paper" in exp.figure
-        # Results depend on the trainer package and the two data modules it reads,
-        # not on the whole data package (whose other loaders would invalidate them).
-        assert "dpnotes.dpsgd" in exp.depends and "dpnotes.data" not in exp.depends
-        assert {"dpnotes.data.mnist", "dpnotes.data.tabular"} <= set(exp.depends)
+        # Results depend on the trainer and the data modules it reads, all found in
+        # the experiment module's imports.
+        hashed = set(exp.code_digests())
+        assert {"dpnotes.dpsgd.engine", "dpnotes.data.mnist"} <= hashed
         assert exp.datasets(exp.config("quick"))
 
 
@@ -77,21 +79,21 @@ def test_paper_profiles_use_the_paper_settings() -> None:
             "noise_multiplier": 1.0, "clip_norm": 0.5, "delta": 1e-6,
         }  # fmt: skip
     main = get_experiment("dpsgdf_main").config("paper")
-    assert main["datasets"] == PAPER_SETTINGS
-    assert main["count_noise_factor"] == 10.0 and main["sampling"] == "poisson"
-    assert main["device"] == "auto"
-    assert all(main["seeds"][d] == [0, 1, 2, 3, 4] for d in PAPER_SETTINGS)
+    assert main.datasets == PAPER_SETTINGS
+    assert main.count_noise_factor == 10.0 and main.sampling == "poisson"
+    assert main.device == "auto"
+    assert all(main.seeds[d] == (0, 1, 2, 3, 4) for d in PAPER_SETTINGS)
     clip = get_experiment("dpsgdf_clip").config("paper")
-    assert clip["datasets"]["mnist"] == PAPER_SETTINGS["mnist"]
-    assert clip["dpsgd_clip_norms"] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert clip.datasets["mnist"] == PAPER_SETTINGS["mnist"]
+    assert clip.dpsgd_clip_norms == (1.0, 2.0, 3.0, 4.0, 5.0)
     budget = get_experiment("dpsgdf_budget").config("paper")
-    assert set(budget["datasets"]) == {"mnist", "adult"}
+    assert set(budget.datasets) == {"mnist", "adult"}
     # quick: census data at the paper's settings, MNIST shortened.
     quick = get_experiment("dpsgdf_main").config("quick")
-    assert quick["datasets"]["adult"] == PAPER_SETTINGS["adult"]
-    assert quick["datasets"]["dutch"] == PAPER_SETTINGS["dutch"]
-    assert quick["datasets"]["mnist"]["epochs"] == 2
-    assert get_experiment("dpsgdf_budget").config("quick")["datasets"] == {
+    assert quick.datasets["adult"] == PAPER_SETTINGS["adult"]
+    assert quick.datasets["dutch"] == PAPER_SETTINGS["dutch"]
+    assert quick.datasets["mnist"]["epochs"] == 2
+    assert get_experiment("dpsgdf_budget").config("quick").datasets == {
         "adult": PAPER_SETTINGS["adult"]
     }
 
@@ -200,8 +202,8 @@ def test_naive_and_dpsgd_f_never_exceed_dpsgd(smoke) -> None:
 
 
 def test_cells_are_deterministic_and_paired() -> None:
-    config = dict(get_experiment("dpsgdf_main").config("smoke"))
-    settings = config["datasets"]["adult"]
+    config = get_experiment("dpsgdf_main").config("smoke")
+    settings = config.datasets["adult"]
     kw = {"dataset": "adult", "seed": 0, "settings": settings}
     a = train_and_evaluate(config, method="sgd", **kw)
     b = train_and_evaluate(config, method="sgd", **kw)
@@ -215,8 +217,8 @@ def test_cells_are_deterministic_and_paired() -> None:
 
 
 def test_one_run_serves_every_cell_that_needs_it(tmp_path, monkeypatch) -> None:
-    config = dict(get_experiment("dpsgdf_main").config("smoke"))
-    settings = dict(config["datasets"]["adult"], epochs=2)
+    config = get_experiment("dpsgdf_main").config("smoke")
+    settings = dict(config.datasets["adult"], epochs=2)
     kw = {"dataset": "adult", "seed": 0, "method": "dpsgd", "settings": settings}
     trained: list[str] = []
     real = dpsgd_f._train_and_evaluate
@@ -226,9 +228,9 @@ def test_one_run_serves_every_cell_that_needs_it(tmp_path, monkeypatch) -> None:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dpsgd_f, "_train_and_evaluate", counting)
-    monkeypatch.setenv(RUN_CACHE_ENV, str(tmp_path))
-    every = train_and_evaluate(config, every_epoch=True, **kw)
-    final = train_and_evaluate(config, **kw)
+    cache = RunCache(tmp_path)
+    every = train_and_evaluate(config, every_epoch=True, cache=cache, **kw)
+    final = train_and_evaluate(config, cache=cache, **kw)
     assert trained == ["dpsgd"], "the second cell must come from the cache"
     acc = every[(every.metric == "accuracy") & (every.group == "all")]
     assert sorted(acc["epoch"]) == [1, 2]
@@ -239,7 +241,6 @@ def test_one_run_serves_every_cell_that_needs_it(tmp_path, monkeypatch) -> None:
     )  # fmt: skip
     assert set(final.loc[final.metric == "accuracy", "epoch"]) == {2}
     # Without the cache the same rows are computed again.
-    monkeypatch.delenv(RUN_CACHE_ENV)
     again = train_and_evaluate(config, **kw)
     keep = final.metric != "wall_seconds"
     pd.testing.assert_frame_equal(final[keep], again[keep])
@@ -250,8 +251,8 @@ def test_double_clip_cell_is_dpsgd_at_twice_the_bound(tmp_path, monkeypatch) -> 
     quick = get_experiment("dpsgdf_main").cells("quick")
     doubled = {(c["dataset"], c["seed"]) for c in quick if c["method"] == DOUBLE_CLIP}
     assert doubled == {(d, s) for d in ("adult", "dutch") for s in (0, 1, 2)}
-    config = dict(get_experiment("dpsgdf_main").config("smoke"))
-    settings = dict(config["datasets"]["adult"])
+    config = get_experiment("dpsgdf_main").config("smoke")
+    settings = dict(config.datasets["adult"])
     trained: list[float] = []
     real = dpsgd_f._train_and_evaluate
 
@@ -260,22 +261,22 @@ def test_double_clip_cell_is_dpsgd_at_twice_the_bound(tmp_path, monkeypatch) -> 
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dpsgd_f, "_train_and_evaluate", counting)
-    monkeypatch.setenv(RUN_CACHE_ENV, str(tmp_path))
+    cache = RunCache(tmp_path)
     cell = {"dataset": "adult", "method": DOUBLE_CLIP, "seed": 0}
-    rows = dpsgd_f.dpsgdf_main(config, cell, rng=np.random.default_rng(0))
+    rows = dpsgd_f.dpsgdf_main(config, cell, rng=np.random.default_rng(0), cache=cache)
     wide = dict(settings, clip_norm=2 * settings["clip_norm"])
     same = train_and_evaluate(
-        config, dataset="adult", seed=0, method="dpsgd", settings=wide
+        config, dataset="adult", seed=0, method="dpsgd", settings=wide, cache=cache
     )
     assert trained == [2 * settings["clip_norm"]], "one DPSGD run at 2 C_0, cached"
     pd.testing.assert_frame_equal(rows, same)
     bounds = rows.loc[rows.metric == "clip_bound", "value"]
     assert np.allclose(bounds, 2 * settings["clip_norm"])
-    assert config["datasets"]["adult"]["clip_norm"] == settings["clip_norm"]
+    assert config.datasets["adult"]["clip_norm"] == settings["clip_norm"]
 
 
 def test_run_key_names_what_the_run_depends_on() -> None:
-    config = dict(get_experiment("dpsgdf_main").config("quick"))
+    config = get_experiment("dpsgdf_main").config("quick")
     s = dict(PAPER_SETTINGS["mnist"])
     key = functools.partial(run_key, config, dataset="mnist", seed=0)
     # SGD uses neither noise nor clipping, so sweeps over them share its run.
@@ -291,13 +292,10 @@ def test_run_key_names_what_the_run_depends_on() -> None:
         config, dataset="mnist", seed=1, method="dpsgd", settings=s
     )
     # Only the methods that release counts depend on their noise.
-    other = {**config, "count_noise_factor": 5.0}
+    other = dataclasses.replace(config, count_noise_factor=5.0)
     assert run_key(other, dataset="mnist", seed=0, method="dpsgd", settings=s) == key(
         method="dpsgd", settings=s
     )
     assert run_key(other, dataset="mnist", seed=0, method="dpsgd_f", settings=s) != key(
         method="dpsgd_f", settings=s
     )
-    assert set(key(method="sgd", settings=s)["code"]) >= {
-        "dpnotes.experiments.dpsgd_f", "dpnotes.dpsgd", "dpnotes.accounting",
-    }  # fmt: skip

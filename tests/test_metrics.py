@@ -1,4 +1,4 @@
-"""Tests for dpnotes.metrics: relative errors and the parity error (Definition 10)."""
+"""Tests for dpnotes.metrics: relative and parity error (Def. 10), DPSGD-F's costs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from dpnotes.metrics import group_relative_errors, parity_error, relative_error
+from dpnotes.metrics import (
+    EQUAL_COST_TAU,
+    EqualCostGap,
+    cost_of_privacy,
+    equal_cost_gap,
+    group_relative_errors,
+    parity_error,
+    relative_error,
+)
 
 TRUE = (2.0, np.array([1.0, 4.0, -2.0]))
 
@@ -134,3 +142,55 @@ def test_parity_error_rejects_wrong_number_of_groups() -> None:
     # trials == k: a (trials,) vector is not silently read as group estimates.
     with pytest.raises(ValueError, match="one column per true group"):
         parity_error((2.0, [1.0, 4.0]), (np.array([2.0, 3.0]), np.array([1.0, 4.0])))
+
+
+# --- DPSGD-F's cost of privacy and the equal-cost criterion ---------------------------
+
+
+def test_cost_of_privacy_by_hand() -> None:
+    # Three groups; binary fractions, so every difference is exact.
+    private = np.array([0.5, 0.75, 0.875])
+    sgd = np.array([0.75, 0.875, 0.875])
+    np.testing.assert_array_equal(cost_of_privacy(private, sgd), [-0.25, -0.125, 0.0])
+    # The paper's MNIST example (Table 1): DPSGD on digit 8, 0.2485 against 0.9292.
+    assert cost_of_privacy([0.2485], [0.9292])[0] == pytest.approx(-0.6807)
+    # NaN (a group without test data) passes through.
+    assert np.isnan(cost_of_privacy([np.nan, 0.5], [0.5, 0.5])[0])
+
+
+def test_cost_of_privacy_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="shape"):
+        cost_of_privacy([0.5, 0.5], [0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        cost_of_privacy([1.5], [0.5])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        cost_of_privacy([0.5], [-0.1])
+    with pytest.raises(ValueError, match="empty"):
+        cost_of_privacy([], [])
+
+
+def test_equal_cost_gap_by_hand() -> None:
+    # Costs -0.25, -0.125, 0: the largest gap is between the first and the last.
+    out = equal_cost_gap([-0.25, -0.125, 0.0])
+    assert out == EqualCostGap(gap=0.25, tau=EQUAL_COST_TAU, within=False)
+    assert EQUAL_COST_TAU == 0.05
+    # Two groups 0.03125 apart are within the paper's tau; the gap ignores the sign.
+    assert equal_cost_gap([-0.0625, -0.09375]) == EqualCostGap(0.03125, 0.05, True)
+    # "Within" includes the boundary.
+    assert equal_cost_gap([0.0, -0.25], tau=0.25).within
+    assert not equal_cost_gap([0.0, -0.25], tau=0.125).within
+    # The paper's MNIST numbers: DPSGD-F -0.0432 on digit 8, -0.0281 on digit 2.
+    assert equal_cost_gap([-0.0432, -0.0281]).within
+
+
+def test_equal_cost_gap_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="at least two"):
+        equal_cost_gap([0.1])
+    with pytest.raises(ValueError, match="at least two"):
+        equal_cost_gap([[0.1, 0.2]])
+    with pytest.raises(ValueError, match="NaN"):
+        equal_cost_gap([0.1, np.nan])
+    with pytest.raises(ValueError, match="tau"):
+        equal_cost_gap([0.1, 0.2], tau=-0.01)
+    with pytest.raises(ValueError, match="tau"):
+        equal_cost_gap([0.1, 0.2], tau=math.inf)

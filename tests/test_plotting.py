@@ -40,20 +40,6 @@ def test_figure_sizes_are_positive():
         assert width > 0 and height > 0
 
 
-def test_markdown_table_escapes_and_formats():
-    import pandas as pd
-
-    text = plotting.markdown_table(
-        pd.DataFrame({"file": ["a|b.csv"], "rows": [3]}), code_columns=["file"]
-    )
-    lines = text.splitlines()
-    assert lines[0] == "| file | rows |"
-    assert lines[1] == "|---|---|"
-    assert lines[2] == "| `a\\|b.csv` | 3 |"
-    spread = plotting.markdown_table(pd.DataFrame({"acc": ["0.784 ± 0.002"]}))
-    assert spread.splitlines()[2] == "| 0.784 ±\u00a00.002 |", "no line ends in ±"
-
-
 def test_figure_image_is_a_png_whatever_the_backend():
     fig, ax = plt.subplots()
     ax.plot([0, 1], [0, 1])

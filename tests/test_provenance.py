@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from dpnotes.experiments import get_experiment, list_experiments
-from dpnotes.experiments import registry as reg
-from dpnotes.experiments.registry import normalized_source
+from dpnotes.lab import fingerprint as reg
+from dpnotes.lab import get_experiment, list_experiments
+from dpnotes.lab.fingerprint import normalized_source
 
 
 def test_closure_follows_imports_transitively():
-    # stratified_mean imports dpnotes.mean, which imports validation and rng; none of
-    # them is in the experiment's depends.
+    # stratified_mean imports dpnotes.mean, which imports validation and rng.
     closure = reg.import_closure(["dpnotes.experiments.stratified_mean"])
     assert {"dpnotes.mean", "dpnotes.validation", "dpnotes.rng"} <= closure
     hashed = get_experiment("strat_mean_census").code_digests()
@@ -23,17 +22,16 @@ def test_closure_follows_imports_transitively():
         ["dpnotes.synth"]
     )
     # Infrastructure stays out of the hash.
-    assert "dpnotes.experiments.registry" not in hashed
-    assert "dpnotes.experiments.store" not in hashed
+    assert not {m for m in hashed if m.startswith("dpnotes.lab")}
+    assert "dpnotes.experiments" not in hashed
 
 
 def test_every_experiment_hashes_what_it_imports():
     for e in list_experiments():
         hashed = set(e.code_digests())
         assert e.module in hashed, e.name
-        assert reg.import_closure([e.module, *e.depends]) - reg._INFRASTRUCTURE == (
-            hashed
-        ), e.name
+        closure = reg.import_closure([e.module])
+        assert {m for m in closure if not reg.is_infrastructure(m)} == hashed, e.name
     # The helpers the long-running experiments call through other modules.
     for name in ("strat_synth", "dpsgdf_main", "dpsgdf_clip", "dpsgdf_budget"):
         hashed = get_experiment(name).code_digests()
@@ -43,20 +41,23 @@ def test_every_experiment_hashes_what_it_imports():
     assert "dpnotes.mechanisms" in get_experiment("strat_synth").code_digests()
 
 
-def test_the_run_cache_key_covers_the_imported_code():
-    from dpnotes.experiments import dpsgd_f
+def test_the_run_cache_key_covers_the_imported_code(tmp_path):
+    import json
 
-    config = get_experiment("dpsgdf_main").config("smoke")
-    key = dpsgd_f.run_key(
-        config,
-        dataset="adult",
-        method="dpsgd",
-        seed=0,
-        settings=config["datasets"]["adult"],
+    import pandas as pd
+
+    from dpnotes.lab import RunCache
+
+    cache = RunCache(tmp_path)
+    table = pd.DataFrame({"x": [1]})
+    cache.table("ns", {"k": 1}, lambda: table, code=("dpnotes.experiments.dpsgd_f",))
+    (meta,) = [json.loads(p.read_text()) for p in tmp_path.glob("ns/*/meta.json")]
+    assert {"dpnotes.dpsgd.loop", "dpnotes.accounting", "dpnotes.rng"} <= set(
+        meta["key"]["code"]
     )
-    assert {"dpnotes.dpsgd.train", "dpnotes.accounting", "dpnotes.rng"} <= set(
-        key["code"]
-    )
+    # Without code, another entry: the code is part of the key.
+    cache.table("ns", {"k": 1}, lambda: table)
+    assert len(list(tmp_path.glob("ns/*/meta.json"))) == 2
 
 
 def test_relative_imports_are_resolved(tmp_path):
@@ -184,7 +185,7 @@ def test_hashing_imports_no_heavy_dependency():
 
     code = (
         "import sys\n"
-        "from dpnotes.experiments import config_hash, list_experiments\n"
+        "from dpnotes.lab import config_hash, list_experiments\n"
         "for e in list_experiments():\n"
         "    config_hash(e, 'paper')\n"
         "print('torch' in sys.modules)\n"

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from dpnotes.mechanisms import exponential_mechanism
-from dpnotes.synth import AIM, _pgm, aim
+from dpnotes.synth import AIM, aim, pgm
 from dpnotes.synth.aim import candidate_weights, select_worst
 from dpnotes.synth.marginals import all_kway, marginal, workload_error
 
@@ -155,7 +155,7 @@ def test_accounting_is_exact(fitted) -> None:
 
 def test_model_recovers_the_workload(fitted) -> None:
     n = len(DATA)
-    got = _pgm.model_marginals(fitted.model_, DOMAIN, PAIRS)
+    got = pgm.model_marginals(fitted.model_, DOMAIN, PAIRS)
     for cl in PAIRS:
         assert np.abs(got[cl] - marginal(DATA, DOMAIN, cl)).sum() / n < 0.01
     # The independence model misses the pairs badly, so the tolerance is meaningful.
@@ -213,7 +213,7 @@ def _fake_pgm(step, size_mb=lambda cliques: 0.0):
         }
 
     return types.SimpleNamespace(
-        MeasurementLog=_pgm.MeasurementLog,
+        MeasurementLog=pgm.MeasurementLog,
         estimate=estimate,
         model_marginals=model_marginals,
         model_size_mb=lambda domain, cliques: size_mb(cliques),
@@ -257,7 +257,7 @@ def test_round_logic_accounting(monkeypatch, rounds, alpha, change) -> None:
     # anneal, large ones do not.
     rho_total = AIM(epsilon=2.0, delta=DELTA).rho
     step = change * math.sqrt(2 / math.pi) * _sigma0(rho_total, rounds, alpha)
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(step))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(step))
     synth = AIM(
         epsilon=2.0, delta=DELTA, workload=PAIRS, rounds=rounds, alpha=alpha
     ).fit(DATA, DOMAIN, rng=rng(6))
@@ -267,7 +267,7 @@ def test_round_logic_accounting(monkeypatch, rounds, alpha, change) -> None:
     )
     _check_history(synth, rounds)
     # One estimate for the one-way marginals, one per round, one final.
-    assert aim._pgm.calls["estimate"] == len(synth.history_) + 2
+    assert aim.pgm.calls["estimate"] == len(synth.history_) + 2
     assert 1 <= len(synth.history_) <= rounds
 
 
@@ -277,7 +277,7 @@ def test_small_change_anneals(monkeypatch) -> None:
     sigma0 = _sigma0(rho, rounds)
     # Change of half the expected noise L1 sqrt(2/pi) sigma n_r: both the paper's
     # rule and a looser one anneal.
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(0.5 * math.sqrt(2 / math.pi) * sigma0))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(0.5 * math.sqrt(2 / math.pi) * sigma0))
     synth = AIM(epsilon=2.0, delta=DELTA, workload=PAIRS, rounds=rounds).fit(
         DATA, DOMAIN, rng=rng(7)
     )
@@ -291,7 +291,7 @@ def test_large_change_does_not_anneal(monkeypatch) -> None:
     rounds = 20
     rho = AIM(epsilon=2.0, delta=DELTA).rho
     sigma0 = _sigma0(rho, rounds)
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(3.0 * math.sqrt(2 / math.pi) * sigma0))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(3.0 * math.sqrt(2 / math.pi) * sigma0))
     synth = AIM(epsilon=2.0, delta=DELTA, workload=PAIRS, rounds=rounds).fit(
         DATA, DOMAIN, rng=rng(7)
     )
@@ -310,7 +310,7 @@ def test_anneal_threshold_is_the_papers(monkeypatch) -> None:
     rho = AIM(epsilon=2.0, delta=DELTA).rho
     sigma0 = _sigma0(rho, rounds)
     # 1.5 times the expected L1 of the noise: above the paper's threshold.
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(1.5 * math.sqrt(2 / math.pi) * sigma0))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(1.5 * math.sqrt(2 / math.pi) * sigma0))
     synth = AIM(epsilon=2.0, delta=DELTA, workload=PAIRS, rounds=rounds).fit(
         DATA, DOMAIN, rng=rng(7)
     )
@@ -323,7 +323,7 @@ def test_model_size_cap_excludes_large_candidates(monkeypatch) -> None:
     def size(cliques):
         return 1e6 if any(len(c) == 3 for c in cliques) else 0.0
 
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(1e-9, size_mb=size))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(1e-9, size_mb=size))
     synth = AIM(epsilon=50.0, delta=DELTA, workload=[("A", "B", "C")], rounds=12).fit(
         DATA, DOMAIN, rng=rng(8)
     )
@@ -331,7 +331,7 @@ def test_model_size_cap_excludes_large_candidates(monkeypatch) -> None:
     assert len(picks) >= 3
     assert all(len(c) < 3 for c in picks)
     # With no cap the 3-way clique is picked first (its error and weight are largest).
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(1e-9))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(1e-9))
     free = AIM(epsilon=50.0, delta=DELTA, workload=[("A", "B", "C")], rounds=12).fit(
         DATA, DOMAIN, rng=rng(8)
     )
@@ -347,7 +347,7 @@ def test_model_size_cap_excludes_large_candidates(monkeypatch) -> None:
     ],
 )
 def test_too_few_rounds_is_a_clear_error(monkeypatch, domain, rounds, alpha) -> None:
-    monkeypatch.setattr(aim, "_pgm", _fake_pgm(1.0))
+    monkeypatch.setattr(aim, "pgm", _fake_pgm(1.0))
     synth = AIM(epsilon=1.0, delta=DELTA, rounds=rounds, alpha=alpha)
     with pytest.raises(ValueError, match="rounds"):
         synth.fit(DATA[list(domain)], domain, rng=rng(9))

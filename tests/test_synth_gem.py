@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from dpnotes.synth.gem import GEM, _MarginalPlan, mixture_marginals
+from dpnotes.synth.gem import GEM, MarginalPlan, mixture_marginals
 from dpnotes.synth.marginals import all_kway, marginal, workload_error
 
 DOMAIN = {"A": 3, "B": 3, "C": 2, "E": 2}
@@ -237,7 +237,7 @@ def test_mixture_of_point_masses_matches_marginal() -> None:
 
 def test_training_plan_matches_fitted_answers(fitted: GEM) -> None:
     cliques = all_kway(DOMAIN, 3)
-    plan = _MarginalPlan(DOMAIN, cliques)
+    plan = MarginalPlan(DOMAIN, cliques)
     with torch.no_grad():
         flat = plan(fitted.model_(fitted.z_)).numpy()
     answers = fitted.answers(cliques)
@@ -253,9 +253,9 @@ def test_chunked_plan_matches_single_chunk(monkeypatch: pytest.MonkeyPatch) -> N
     probs = {a: rng.dirichlet(np.ones(s), size=5) for a, s in DOMAIN.items()}
     cliques = all_kway(DOMAIN, 2) + all_kway(DOMAIN, 3)
     whole = mixture_marginals(probs, DOMAIN, cliques)
-    monkeypatch.setattr(_MarginalPlan, "max_cells", 10)
+    monkeypatch.setattr(MarginalPlan, "max_cells", 10)
     chunked = mixture_marginals(probs, DOMAIN, cliques)
-    assert len(_MarginalPlan(DOMAIN, cliques).chunks) > 3
+    assert len(MarginalPlan(DOMAIN, cliques).chunks) > 3
     for cl in cliques:
         np.testing.assert_allclose(chunked[cl], whole[cl], atol=1e-12)
 

@@ -18,7 +18,7 @@ import pytest
 from dpnotes.accounting import rho_to_epsilon
 from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
 from dpnotes.mechanisms import exponential_mechanism, exponential_mechanism_epsilon
-from dpnotes.synth import MST, _pgm, mst
+from dpnotes.synth import MST, mst, pgm
 from dpnotes.synth.base import measure
 from dpnotes.synth.marginals import marginal, workload_error
 from dpnotes.synth.mst import compress_domain, select_tree
@@ -165,7 +165,7 @@ def test_huge_budget_selects_dependent_pair_and_fits_marginals(exact) -> None:
     assert ("A", "B") in exact.tree_
     assert exact.compression_.domain == DOMAIN  # no value is rare
     measured = [(a,) for a in DOMAIN] + exact.tree_
-    got = _pgm.model_marginals(exact.model_, DOMAIN, measured)
+    got = pgm.model_marginals(exact.model_, DOMAIN, measured)
     for cl in measured:
         np.testing.assert_allclose(got[cl], marginal(DATA, DOMAIN, cl), atol=0.5)
     # The dependent pair is far from what the one-way marginals alone would give.
@@ -287,7 +287,7 @@ def test_compress_domain_merges_exactly_the_values_below_threshold() -> None:
     assert cl_x == ("X",) and s_x == sigma
     # The merged cell holds (5.9 - 4.0) / sqrt(2), so that its noise std stays sigma.
     np.testing.assert_allclose(y_x, [100.0, 6.0, 50.0, 1.9 / math.sqrt(2)])
-    assert q_x == _pgm.ScaledQuery((1.0, 1.0, 1.0, 1 / math.sqrt(2)))
+    assert q_x == pgm.ScaledQuery((1.0, 1.0, 1.0, 1 / math.sqrt(2)))
     assert cl_y == ("Y",) and q_y is None and s_y == sigma
     np.testing.assert_array_equal(y_y, oneway[("Y",)])
 

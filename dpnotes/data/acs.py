@@ -15,14 +15,14 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from dpnotes.data._files import (
+from dpnotes.data.files import (
     ZIP_MAGIC,
     DataIntegrityError,
     KnownFile,
-    _lookup,
     check_not_html,
     data_root,
     ensure_file,
+    lookup,
 )
 from dpnotes.validation import check_choice, check_int
 
@@ -131,7 +131,7 @@ def acs_person_file(state: str, year: int = 2018) -> KnownFile:
         else f"ss{str(year)[-2:]}p{state.lower()}.csv"
     )
     relpath = f"acs/{year}/1-Year/{name}"
-    known = _lookup(relpath)
+    known = lookup(relpath)
     if known is not None:
         return known
     return KnownFile(
@@ -308,7 +308,7 @@ def load_acs_extract(
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}.")
     check_choice(name, ACS_EXTRACTS, "ACS extract name")
-    info = _lookup(f"acs/extracts/{name}.csv")
+    info = lookup(f"acs/extracts/{name}.csv")
     assert info is not None  # every name in ACS_EXTRACTS is registered
     path = ensure_file(info, root)
     check_not_html(path, "a CSV extract of an ACS task")

@@ -23,10 +23,14 @@ from dpnotes.validation import check_choice
 __all__ = [
     "EMPLOYMENT_COLUMNS",
     "EMPLOYMENT_DOMAIN",
+    "EMPLOYMENT_FILES",
+    "EMPLOYMENT_GROUPINGS",
+    "EMPLOYMENT_LABEL",
     "EMPLOYMENT_SOURCES",
     "employment_labels",
     "encode_employment",
     "load_employment",
+    "split_employment",
 ]
 
 #: The paper's ten columns, in the order used everywhere.
@@ -59,6 +63,24 @@ EMPLOYMENT_DOMAIN: dict[str, int] = {
 
 #: Data sources: the stored New York sample, or a state's full person file.
 EMPLOYMENT_SOURCES: tuple[str, ...] = ("NY-sample", "NM", "WY", "NY", "CA")
+
+#: The label column (employed or not); the other nine columns are the features.
+EMPLOYMENT_LABEL = "ESR"
+
+#: The groupings of the stratification paper: the attributes whose intersection
+#: defines the groups (the strata of the stratified synthesizers, and the groups every
+#: method is evaluated on).
+EMPLOYMENT_GROUPINGS: dict[str, list[str]] = {
+    "SEX": ["SEX"],
+    "RAC1P": ["RAC1P"],
+    "SEX_RAC1P": ["SEX", "RAC1P"],
+}
+
+#: The file under the data root that each source used by the experiments reads.
+EMPLOYMENT_FILES: dict[str, str] = {
+    "NY-sample": "acs/extracts/ACSEmployment_NY_2018_sample20000.csv",
+    "NM": "acs/2018/1-Year/psam_p35.csv",
+}
 
 _AGE_RANGE = (17, 89)
 _SCHL_RANGE = (1, 24)
@@ -156,6 +178,46 @@ def load_employment(
         raw = features.assign(ESR=label.astype(int).to_numpy())
     raw = raw[(raw["AGEP"] > 16) & (raw["AGEP"] < 90)].reset_index(drop=True)
     return encode_employment(raw)
+
+
+def split_employment(
+    source: str = "NY-sample",
+    *,
+    test_share: float = 0.2,
+    rows: int | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the fixed train/test split of a source (a permutation with seed 0).
+
+    The split is the same on every call, so every experiment cell sees the same
+    training records. Synthesizers are fitted on the training part only; the test
+    part is the held-out real data of the evaluation (and its group proportions the
+    public stratum weights).
+
+    Args:
+        source: A source of :func:`load_employment`.
+        test_share: The share of records in the test part, in (0, 1).
+        rows: Keep only this many records of the permutation first (smoke runs);
+            ``None`` keeps all.
+        root: Data root (see :func:`dpnotes.data.data_root`).
+
+    Returns:
+        ``(train, test)``, each with a fresh 0-based index.
+
+    Raises:
+        ValueError: For an unknown source or a share outside (0, 1).
+    """
+    if not 0.0 < test_share < 1.0:
+        raise ValueError(f"test_share must be in (0, 1), got {test_share!r}.")
+    df = load_employment(source, root)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(df))
+    if rows is not None:
+        order = order[:rows]
+    n_test = round(test_share * len(order))
+    test = df.iloc[order[:n_test]].reset_index(drop=True)
+    train = df.iloc[order[n_test:]].reset_index(drop=True)
+    return train, test
 
 
 def employment_labels() -> dict[str, list[str]]:

@@ -10,11 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dpnotes.data._files import (
+from dpnotes.data.files import (
     DataIntegrityError,
-    _head,
     ensure_file,
     file_info,
+    head_bytes,
     looks_like_html,
 )
 
@@ -118,7 +118,7 @@ def read_idx(path: str | os.PathLike[str], magic: int) -> np.ndarray:
 
 def _head_of(path: str) -> bytes:
     try:
-        return _head(Path(path))
+        return head_bytes(Path(path))
     except OSError:
         return b""
 

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from dpnotes.data._files import (
+from dpnotes.data.files import (
     DataIntegrityError,
     check_not_html,
     ensure_file,

@@ -1,11 +1,17 @@
-"""DP-SGD with group-dependent clipping: the engine, the algorithms, the models.
+"""DP-SGD with group-dependent clipping: the rules, the loop, evaluation, the engine.
 
+* :mod:`dpnotes.dpsgd.rules` -- DPSGD-F's Algorithms 1-3 as the paper states them:
+  the private counts, Naive's weights, DPSGD-F's bounds, one step function each, and
+  their epsilon (:func:`dpsgd_epsilon`).
+* :mod:`dpnotes.dpsgd.loop` -- :func:`~dpnotes.dpsgd.loop.train` (SGD, DPSGD, Naive,
+  DPSGD-F) and its results.
+* :mod:`dpnotes.dpsgd.evaluate` -- predictions and accuracy per group.
 * :mod:`dpnotes.dpsgd.engine` -- per-sample gradient norms and clipped sums in batch
   (:class:`PerSampleClipper`, ghost and ``torch.func`` backends).
-* :mod:`dpnotes.dpsgd.train` -- SGD, DPSGD, Naive and DPSGD-F
-  (``dpnotes.dpsgd.train.train``; not re-exported here, where the name ``train`` is
-  the module), their accounting and per-group evaluation.
 * :mod:`dpnotes.dpsgd.models` -- the paper's models.
+
+The data sets are in :mod:`dpnotes.data.encodings`; the RDP accounting in
+:mod:`dpnotes.accounting`.
 
 References:
     xu2021removing; abadi2016deep; yousefpour2021opacus.
@@ -22,24 +28,35 @@ from dpnotes.dpsgd.engine import (
     clip_factors,
     cross_entropy_per_sample,
 )
-from dpnotes.dpsgd.train import (
+from dpnotes.dpsgd.evaluate import Accuracies, accuracies, group_accuracy, predict
+from dpnotes.dpsgd.loop import (
     METHODS,
     EpochStats,
     TrainResult,
-    dpsgd_epsilon,
     dpsgd_f,
-    group_accuracy,
     naive,
-    predict,
     sgd,
+    train,
+)
+from dpnotes.dpsgd.rules import (
+    COUNT_NOISE_FACTOR,
+    PRIVATE_METHODS,
+    StepOutput,
+    dpsgd_epsilon,
+    step_noise_multipliers,
 )
 
 __all__ = [
+    "COUNT_NOISE_FACTOR",
     "METHODS",
+    "PRIVATE_METHODS",
+    "Accuracies",
     "EpochStats",
     "PerSampleClipper",
     "PerSampleGradients",
+    "StepOutput",
     "TrainResult",
+    "accuracies",
     "clip_factors",
     "cross_entropy_per_sample",
     "dpsgd_epsilon",
@@ -48,6 +65,8 @@ __all__ = [
     "naive",
     "predict",
     "sgd",
+    "step_noise_multipliers",
+    "train",
 ]
 
 

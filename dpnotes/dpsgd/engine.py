@@ -59,6 +59,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -67,6 +68,7 @@ __all__ = [
     "Backend",
     "PerSampleClipper",
     "PerSampleGradients",
+    "as_tensor",
     "clip_factors",
     "cross_entropy_per_sample",
 ]
@@ -100,6 +102,30 @@ def clip_factors(norms: Tensor, clip_norms: Tensor | float) -> Tensor:
     c = torch.as_tensor(clip_norms, dtype=norms.dtype, device=norms.device)
     scale = c / torch.where(norms > 0, norms, torch.ones_like(norms))
     return torch.where(norms > c, scale, torch.ones_like(norms))
+
+
+def as_tensor(a: Any, name: str) -> Tensor:
+    """Return ``a`` as a tensor: a tensor as is, an array-like through numpy.
+
+    Args:
+        a: A tensor or anything ``numpy.asarray`` accepts.
+        name: The argument's name, for the error message.
+
+    Returns:
+        The tensor (sharing memory with a numpy input where possible).
+
+    Raises:
+        TypeError: If ``a`` cannot be converted.
+
+    >>> as_tensor([1, 2], "x").tolist()
+    [1, 2]
+    """
+    if isinstance(a, Tensor):
+        return a
+    try:
+        return torch.as_tensor(np.asarray(a))
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a tensor or array-like: {err}") from err
 
 
 # --------------------------------------------------------------------------------------
@@ -354,7 +380,7 @@ class PerSampleClipper:
     """Per-sample gradient norms and clipped sums for a ``torch.nn.Module``.
 
     The object holds state (hooks on the model, the layer plan), so it is a class; the
-    algorithms that use it are functions (:mod:`dpnotes.dpsgd.train`).
+    algorithms that use it are functions (:mod:`dpnotes.dpsgd.rules`).
 
     Args:
         model: The model; its trainable parameters are those with

@@ -14,44 +14,56 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpnotes.experiments.registry import register
+from dpnotes.lab.registry import Cache, Profile, register
 from dpnotes.mechanisms import gaussian_mechanism, laplace_mean, laplace_mechanism
 
+
+def _log_grid(points: int) -> tuple[float, ...]:
+    """Return ``points`` epsilons evenly spaced in log from 0.01 to 10."""
+    return tuple(np.round(np.logspace(-2, 1, points), 6).tolist())
+
+
+@dataclass(frozen=True)
+class MeanErrorProfile(Profile):
+    """Settings of ``dp_mean_error``.
+
+    Attributes:
+        epsilons: Privacy budgets of each release.
+        ns: Data set sizes (one cell each, per mechanism).
+        trials: Data sets drawn per n (each released once per epsilon).
+        delta: The Gaussian mechanism's delta.
+        beta: Parameters (a, b) of the Beta distribution the data are drawn from.
+    """
+
+    epsilons: tuple[float, ...]
+    ns: tuple[int, ...]
+    trials: int
+    delta: float = 1e-6
+    beta: tuple[float, float] = (2.0, 5.0)
+
+
 _MEAN_PROFILES = {
-    "smoke": {
-        "epsilons": [0.1, 1.0],
-        "ns": [100, 1000],
-        "trials": 200,
-        "delta": 1e-6,
-        "beta": [2.0, 5.0],
-    },
-    "quick": {
-        "epsilons": np.round(np.logspace(-2, 1, 13), 6).tolist(),
-        "ns": [100, 1000, 10000],
-        "trials": 1000,
-        "delta": 1e-6,
-        "beta": [2.0, 5.0],
-    },
-    "paper": {
-        "epsilons": np.round(np.logspace(-2, 1, 25), 6).tolist(),
-        "ns": [100, 1000, 10000, 100000],
-        "trials": 10000,
-        "delta": 1e-6,
-        "beta": [2.0, 5.0],
-    },
+    "smoke": MeanErrorProfile(epsilons=(0.1, 1.0), ns=(100, 1000), trials=200),
+    "quick": MeanErrorProfile(
+        epsilons=_log_grid(13), ns=(100, 1000, 10000), trials=1000
+    ),
+    "paper": MeanErrorProfile(
+        epsilons=_log_grid(25), ns=(100, 1000, 10000, 100000), trials=10000
+    ),
 }
 
 
-def _mean_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _mean_grid(config: MeanErrorProfile) -> list[dict[str, Any]]:
     return [
         {"mechanism": m, "n": int(n)}
         for m in ("laplace", "gaussian")
-        for n in config["ns"]
+        for n in config.ns
     ]
 
 
@@ -60,10 +72,14 @@ def _mean_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     title="Error of a clipped private mean vs epsilon and n (Laplace and Gaussian)",
     profiles=_MEAN_PROFILES,
     grid=_mean_grid,
-    depends=("dpnotes.mechanisms", "dpnotes.accounting"),
 )
 def dp_mean_error(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: MeanErrorProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Measure the error of one private mean mechanism at one n over all epsilons.
 
@@ -71,9 +87,9 @@ def dp_mean_error(
     [0, 1] and releases its mean; the error is the private estimate minus the data set's
     own (non-private) mean, so it is the cost of privacy alone.
     """
-    n, trials = int(cell["n"]), int(config["trials"])
-    a, b = config["beta"]
-    epsilons = list(config["epsilons"])
+    n, trials = int(cell["n"]), int(config.trials)
+    a, b = config.beta
+    epsilons = list(config.epsilons)
     # Bound the memory of one trials x n block to about 32 MB; each block of data sets
     # is reused for every epsilon (the noise is drawn afresh for each).
     chunk = max(1, min(trials, 4_000_000 // n))
@@ -89,7 +105,7 @@ def dp_mean_error(
                     truth,
                     sensitivity=1.0 / n,
                     epsilon=epsilon,
-                    delta=config["delta"],
+                    delta=config.delta,
                     rng=rng,
                 )
             errors[epsilon].append(np.asarray(est) - truth)
@@ -107,28 +123,29 @@ def dp_mean_error(
     return pd.DataFrame(rows)
 
 
+@dataclass(frozen=True)
+class GroupErrorProfile(Profile):
+    """Settings of ``dp_group_error``.
+
+    Attributes:
+        epsilons: Privacy budgets of each release.
+        trials: Releases per epsilon and strategy.
+        variable: The Adult column whose group means are estimated.
+        bounds: Public clipping bounds of ``variable``.
+        group: The Adult column that defines the groups.
+    """
+
+    epsilons: tuple[float, ...]
+    trials: int
+    variable: str = "age"
+    bounds: tuple[float, float] = (17.0, 90.0)
+    group: str = "race"
+
+
 _GROUP_PROFILES = {
-    "smoke": {
-        "epsilons": [0.1, 1.0],
-        "trials": 200,
-        "variable": "age",
-        "bounds": [17.0, 90.0],
-        "group": "race",
-    },
-    "quick": {
-        "epsilons": np.round(np.logspace(-2, 1, 13), 6).tolist(),
-        "trials": 2000,
-        "variable": "age",
-        "bounds": [17.0, 90.0],
-        "group": "race",
-    },
-    "paper": {
-        "epsilons": np.round(np.logspace(-2, 1, 25), 6).tolist(),
-        "trials": 20000,
-        "variable": "age",
-        "bounds": [17.0, 90.0],
-        "group": "race",
-    },
+    "smoke": GroupErrorProfile(epsilons=(0.1, 1.0), trials=200),
+    "quick": GroupErrorProfile(epsilons=_log_grid(13), trials=2000),
+    "paper": GroupErrorProfile(epsilons=_log_grid(25), trials=20000),
 }
 
 #: The public list of race categories of the Adult data (from ``adult.names``).
@@ -147,7 +164,7 @@ STRATEGIES: tuple[str, ...] = (
 )
 
 
-def _group_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _group_grid(config: GroupErrorProfile) -> list[dict[str, Any]]:
     return [{"strategy": s} for s in STRATEGIES]
 
 
@@ -157,10 +174,14 @@ def _group_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     profiles=_GROUP_PROFILES,
     grid=_group_grid,
     datasets=lambda config: ["adult/adult.data"],
-    depends=("dpnotes.mechanisms", "dpnotes.data"),
 )
 def dp_group_error(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: GroupErrorProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Measure each group's error of one estimation strategy over all epsilons.
 
@@ -170,10 +191,10 @@ def dp_group_error(
     from dpnotes.data import load_adult
 
     train, _ = load_adult()
-    values = train[config["variable"]].to_numpy(dtype=float)
-    labels = train[config["group"]].astype(str).to_numpy()
-    lower, upper = config["bounds"]
-    trials, k = int(config["trials"]), len(ADULT_RACES)
+    values = train[config.variable].to_numpy(dtype=float)
+    labels = train[config.group].astype(str).to_numpy()
+    lower, upper = config.bounds
+    trials, k = int(config.trials), len(ADULT_RACES)
     members = {g: values[labels == g] for g in ADULT_RACES}
     rows = []
     # The data are the same in every trial, so the clipped means are computed once and
@@ -183,7 +204,7 @@ def dp_group_error(
         g: float(np.clip(x, lower, upper).mean()) for g, x in members.items()
     }
     overall = float(np.clip(values, lower, upper).mean())
-    for epsilon in config["epsilons"]:
+    for epsilon in config.epsilons:
         if cell["strategy"] == "global":
             # One release for everyone: every group receives the same estimate.
             shared = laplace_mechanism(

@@ -33,7 +33,7 @@ they stop shortly before the last epoch ends.
 Epsilons are reported with the improved RDP conversion (what the runs stop on) and
 with the classic one (``epsilon_classic``), which reproduces the paper's numbers
 (6.55, 3.1, 2.66 for MNIST, Adult, Dutch); see
-:func:`dpnotes.dpsgd.train.dpsgd_epsilon`.
+:func:`dpnotes.dpsgd.rules.dpsgd_epsilon`.
 
 Seeds. A cell's ``seed`` fixes three streams, spawned from
 ``SeedSequence([2021, seed, index of the data set])``: the data (the MNIST minority
@@ -56,15 +56,17 @@ the run in ``epoch``.
 from __future__ import annotations
 
 import functools
+import io
 import math
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dpnotes.experiments.registry import register
+from dpnotes.lab.registry import Cache, Profile, register
 
 __all__ = [
     "DATASET_FILES",
@@ -176,13 +178,13 @@ def load_cell_data(
     train_rows: int | None = None,
     test_rows: int | None = None,
 ):
-    """Return the :class:`~dpnotes.dpsgd.data.GroupedSplit` of a data set and seed.
+    """Return the :class:`~dpnotes.data.encodings.GroupedSplit` of a data set and seed.
 
     The split (or the MNIST minority subset) is drawn from the seed's data stream;
     ``train_rows`` / ``test_rows`` keep a random subset of that many rows (smoke
     runs). Cached: the methods of one seed run one after the other.
     """
-    from dpnotes.dpsgd.data import GroupedSplit, load_grouped_split
+    from dpnotes.data.encodings import GroupedSplit, load_grouped_split
 
     data_rng = seed_streams(dataset, seed)[0]
     split = load_grouped_split(dataset, rng=data_rng)
@@ -219,7 +221,7 @@ def dpsgd_budget(settings: Mapping[str, Any], n_train: int) -> float:
     ``batch_size / n_train`` and multiplier ``noise_multiplier``, improved RDP
     conversion.
     """
-    from dpnotes.dpsgd.train import dpsgd_epsilon
+    from dpnotes.dpsgd.rules import dpsgd_epsilon
 
     b = int(settings["batch_size"])
     return dpsgd_epsilon(
@@ -234,25 +236,22 @@ def dpsgd_budget(settings: Mapping[str, Any], n_train: int) -> float:
 def _device(config: Mapping[str, Any]) -> str:
     import torch
 
-    if config.get("device", "cpu") == "auto":
+    if config.device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
-    return str(config.get("device", "cpu"))
+    return str(config.device)
 
 
 def _accuracies(model, split) -> tuple[np.ndarray, float]:
-    from dpnotes.dpsgd.train import predict
+    from dpnotes.dpsgd.evaluate import accuracies
 
-    correct = predict(model, split.x_test).numpy() == split.y_test
-    hits = np.bincount(
-        split.g_test, weights=correct.astype(float), minlength=split.n_groups
+    acc = accuracies(
+        model, split.x_test, split.y_test, split.g_test, num_groups=split.n_groups
     )
-    counts = np.bincount(split.g_test, minlength=split.n_groups)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return hits / counts, float(correct.mean())
+    return acc.by_group, acc.overall
 
 
 def run_key(
-    config: Mapping[str, Any],
+    config: TrainingProfile,
     *,
     dataset: str,
     method: str,
@@ -264,11 +263,10 @@ def run_key(
     Two cells with equal keys are the same computation: the same data, streams,
     method, hyperparameters and code. SGD ignores the noise and clipping settings,
     and only Naive and DPSGD-F release counts, so those enter only where they are
-    used; the device enters because CPU and GPU arithmetic differ. The code is that
-    of this module, ``_DEPENDS`` and what they import (docstrings and comments aside).
+    used; the device enters because CPU and GPU arithmetic differ. The code (this
+    module and what it imports) is added by the cache (``code=`` of
+    :meth:`~dpnotes.lab.registry.Cache.table`).
     """
-    from dpnotes.experiments.registry import code_digests
-
     private = method != "sgd"
     keys = ("lr", "batch_size", "epochs", "delta")
     keys += ("noise_multiplier", "clip_norm") if private else ()
@@ -278,39 +276,38 @@ def run_key(
         "seed": int(seed),
         "settings": {k: settings[k] for k in keys},
         "count_noise_factor": (
-            float(config.get("count_noise_factor", 10.0))
-            if method in ("naive", "dpsgd_f")
-            else None
+            float(config.count_noise_factor) if method in ("naive", "dpsgd_f") else None
         ),
-        "sampling": config.get("sampling", "poisson"),
-        "train_rows": config.get("train_rows"),
-        "test_rows": config.get("test_rows"),
+        "sampling": config.sampling,
+        "train_rows": config.train_rows,
+        "test_rows": config.test_rows,
         "device": _device(config),
-        "code": code_digests([__name__, *_DEPENDS]),
     }
 
 
 def train_and_evaluate(
-    config: Mapping[str, Any],
+    config: TrainingProfile,
     *,
     dataset: str,
     method: str,
     seed: int,
     settings: Mapping[str, Any],
     every_epoch: bool = False,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Train one model and return its tidy rows (``metric, group, epoch, value``).
 
     The test accuracy is measured after every epoch (evaluation on held-out data;
     it does not touch the training), and the run goes through the run cache
-    (:func:`~dpnotes.experiments.store.shared_table`, key :func:`run_key`): the
+    (``cache``, key :func:`run_key`): the
     DPSGD run of Table 1 is also Table 3's ``C = 1`` row and a run of both sweeps of
     Figure 3, and is trained once. ``every_epoch=False`` keeps the last epoch's
     accuracy only; the rows are those of a run that evaluated at the end alone.
 
     Args:
         config: The profile (``train_rows``, ``test_rows``, ``sampling``,
-            ``count_noise_factor``, ``device``, ``step_progress``).
+            ``count_noise_factor``, ``device``).
         dataset: ``"mnist"``, ``"adult"`` or ``"dutch"``.
         method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
         seed: Selects the data, initialisation and training streams
@@ -318,21 +315,34 @@ def train_and_evaluate(
         settings: ``lr``, ``batch_size``, ``epochs``, ``noise_multiplier``,
             ``clip_norm``, ``delta``.
         every_epoch: Return the test accuracy after every epoch (else at the end).
+        cache: The run cache (:class:`~dpnotes.lab.registry.Cache`), or None to
+            train every time.
+        progress: Show a progress bar over the training steps.
 
     Returns:
         The rows; see :data:`METRICS`. ``wall_seconds`` is the time of the run that
         computed them, also when they come from the cache.
     """
-    from dpnotes.experiments.store import shared_table
-
     key = run_key(config, dataset=dataset, method=method, seed=seed, settings=settings)
-    rows = shared_table(
-        "dpsgd_f",
-        key,
-        lambda: _train_and_evaluate(
-            config, dataset=dataset, method=method, seed=seed, settings=settings
-        ),
-    )
+
+    def compute() -> pd.DataFrame:
+        return _train_and_evaluate(
+            config,
+            dataset=dataset,
+            method=method,
+            seed=seed,
+            settings=settings,
+            progress=progress,
+        )
+
+    # Through the CSV form either way, so cached and computed rows are equal.
+    if cache is None:
+        rows = compute()
+    else:
+        rows = cache.table("dpsgd_f", key, compute, code=(__name__,))
+    if cache is None:
+        text = rows.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+        rows = pd.read_csv(io.StringIO(text))
     if every_epoch:
         return rows
     accuracy = rows["metric"] == "accuracy"
@@ -341,22 +351,22 @@ def train_and_evaluate(
 
 
 def _train_and_evaluate(
-    config: Mapping[str, Any],
+    config: TrainingProfile,
     *,
     dataset: str,
     method: str,
     seed: int,
     settings: Mapping[str, Any],
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Train one run, test accuracy after every epoch: :func:`train_and_evaluate`."""
+    from dpnotes.dpsgd.loop import train
     from dpnotes.dpsgd.models import paper_model
-    from dpnotes.dpsgd.train import dpsgd_epsilon, train
+    from dpnotes.dpsgd.rules import step_noise_multipliers
     from dpnotes.rng import torch_generator
 
     started = time.perf_counter()
-    split = load_cell_data(
-        dataset, int(seed), config.get("train_rows"), config.get("test_rows")
-    )
+    split = load_cell_data(dataset, int(seed), config.train_rows, config.test_rows)
     _, init_rng, train_rng = seed_streams(dataset, int(seed))
     names = _group_labels(split)
     n_train = len(split.y_train)
@@ -381,7 +391,11 @@ def _train_and_evaluate(
         noise_multiplier=sigma if private else None,
         clip_norm=float(settings["clip_norm"]) if private else None,
         count_noise_multiplier=(
-            float(config.get("count_noise_factor", 10.0)) * sigma
+            step_noise_multipliers(
+                method,
+                noise_multiplier=sigma,
+                count_noise_factor=float(config.count_noise_factor),
+            )[1]
             if method in ("naive", "dpsgd_f")
             else None
         ),
@@ -390,10 +404,10 @@ def _train_and_evaluate(
         epochs=int(settings["epochs"]),
         delta=float(settings["delta"]),
         target_epsilon=budget if method in ("naive", "dpsgd_f") else None,
-        sampling=config.get("sampling", "poisson"),
+        sampling=config.sampling,
         rng=train_rng,
         device=_device(config),
-        progress=bool(config.get("step_progress", False)),
+        progress=progress,
         on_epoch_end=record,
     )
     last = result.history[-1].epoch
@@ -416,17 +430,8 @@ def _train_and_evaluate(
                 rows.append(("group_weight", g, h.epoch, h.group_weights[k]))
         rows.append(("steps", "all", h.epoch, float(h.steps)))
         if private and h.steps > 0:
-            classic = dpsgd_epsilon(
-                method=method,
-                sample_rate=result.sample_rate,
-                noise_multiplier=result.noise_multiplier,
-                count_noise_multiplier=result.count_noise_multiplier,
-                steps=h.steps,
-                delta=result.delta,
-                conversion="classic",
-            )
             rows.append(("epsilon", "all", h.epoch, h.epsilon))
-            rows.append(("epsilon_classic", "all", h.epoch, classic))
+            rows.append(("epsilon_classic", "all", h.epoch, h.epsilon_classic))
     if private:
         rows.append(("target_epsilon", "all", last, float(budget)))
         rows += [
@@ -443,34 +448,38 @@ def _train_and_evaluate(
     return pd.DataFrame(rows, columns=["metric", "group", "epoch", "value"])
 
 
-def _datasets_of(config: Mapping[str, Any]) -> list[str]:
-    return [f for d in config["datasets"] for f in DATASET_FILES[d]]
+def _datasets_of(config: TrainingProfile) -> list[str]:
+    return [f for d in config.datasets for f in DATASET_FILES[d]]
 
 
-def _settings(config: Mapping[str, Any], dataset: str) -> dict[str, Any]:
-    return dict(config["datasets"][dataset])
+def _settings(config: TrainingProfile, dataset: str) -> dict[str, Any]:
+    return dict(config.datasets[dataset])
 
 
-_DEPENDS = (
-    "dpnotes.dpsgd",
-    "dpnotes.data.mnist",
-    "dpnotes.data.tabular",
-    "dpnotes.accounting",
-)
+@dataclass(frozen=True)
+class TrainingProfile(Profile):
+    """Settings every DPSGD-F experiment shares.
 
-# Keys every profile shares. ``sampling``: "poisson" (the paper shuffled and took
-# fixed-size batches; see the module docstring). ``count_noise_factor``: sigma_1 /
-# sigma_2. ``device``: "cpu", or "auto" (CUDA when available). ``train_rows`` /
-# ``test_rows``: keep a random subset of that many rows (None: all).
-_COMMON = {
-    "sampling": "poisson",
-    "count_noise_factor": 10.0,
-    "device": "cpu",
-    "train_rows": None,
-    "test_rows": None,
-    "step_progress": False,
-}
-_PAPER_COMMON = {**_COMMON, "device": "auto", "step_progress": True}
+    Attributes:
+        datasets: ``{dataset: settings}``, the training settings of each data set
+            (``lr``, ``batch_size``, ``epochs``, ``noise_multiplier``, ``clip_norm``,
+            ``delta``; :data:`PAPER_SETTINGS`).
+        sampling: ``"poisson"`` (the paper shuffled and took fixed-size batches; see
+            the module docstring) or ``"shuffle"``.
+        count_noise_factor: sigma_1 / sigma_2 of the counts Naive and DPSGD-F release
+            (:data:`dpnotes.dpsgd.rules.COUNT_NOISE_FACTOR`, written as a number so
+            that loading the registry does not import torch).
+        device: ``"cpu"``, or ``"auto"`` (CUDA when available).
+        train_rows: Keep a random subset of this many training rows (None: all).
+        test_rows: The same for the test rows.
+    """
+
+    datasets: Mapping[str, Mapping[str, Any]]
+    sampling: str = "poisson"
+    count_noise_factor: float = 10.0
+    device: str = "cpu"
+    train_rows: int | None = None
+    test_rows: int | None = None
 
 
 def _with_epochs(dataset: str, epochs: int) -> dict[str, Any]:
@@ -481,34 +490,47 @@ def _with_epochs(dataset: str, epochs: int) -> dict[str, Any]:
 # dpsgdf_main: Tables 1-2, Figures 1-2
 # --------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class MainProfile(TrainingProfile):
+    """Settings of ``dpsgdf_main``.
+
+    Attributes:
+        methods: The methods trained on every data set.
+        seeds: ``{dataset: seeds}``.
+        double_clip: Data sets that also train DPSGD at twice the bound
+            (:data:`DOUBLE_CLIP`).
+    """
+
+    methods: tuple[str, ...] = tuple(METHODS)
+    seeds: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    double_clip: tuple[str, ...] = ()
+
+
 _MAIN_PROFILES = {
-    "smoke": {
-        **_COMMON,
-        "datasets": {"adult": _with_epochs("adult", 1)},
-        "methods": ["dpsgd", "dpsgd_f"],
-        "seeds": {"adult": [0]},
-        "train_rows": 5000,
-    },
+    "smoke": MainProfile(
+        datasets={"adult": _with_epochs("adult", 1)},
+        methods=("dpsgd", "dpsgd_f"),
+        seeds={"adult": (0,)},
+        train_rows=5000,
+    ),
     # Adult and Dutch at the paper's settings; MNIST for 2 epochs only (the paper
     # trains 60), so its accuracies and epsilon are far from the paper's.
-    "quick": {
-        **_COMMON,
-        "datasets": {
+    "quick": MainProfile(
+        datasets={
             "adult": dict(PAPER_SETTINGS["adult"]),
             "dutch": dict(PAPER_SETTINGS["dutch"]),
             "mnist": _with_epochs("mnist", 2),
         },
-        "methods": list(METHODS),
-        "double_clip": ["adult", "dutch"],
-        "seeds": {"adult": [0, 1, 2], "dutch": [0, 1, 2], "mnist": [0]},
-    },
-    "paper": {
-        **_PAPER_COMMON,
-        "datasets": {d: dict(PAPER_SETTINGS[d]) for d in _DATASETS},
-        "methods": list(METHODS),
-        "double_clip": ["adult", "dutch"],
-        "seeds": {d: [0, 1, 2, 3, 4] for d in _DATASETS},
-    },
+        double_clip=("adult", "dutch"),
+        seeds={"adult": (0, 1, 2), "dutch": (0, 1, 2), "mnist": (0,)},
+    ),
+    "paper": MainProfile(
+        datasets={d: dict(PAPER_SETTINGS[d]) for d in _DATASETS},
+        device="auto",
+        double_clip=("adult", "dutch"),
+        seeds={d: (0, 1, 2, 3, 4) for d in _DATASETS},
+    ),
 }
 
 
@@ -516,16 +538,16 @@ _MAIN_PROFILES = {
 DOUBLE_CLIP = "dpsgd_2c0"
 
 
-def _main_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _main_grid(config: MainProfile) -> list[dict[str, Any]]:
     # Seeds vary slowest, so that a partial result holds whole seeds.
-    seeds = sorted({s for d in config["datasets"] for s in config["seeds"][d]})
-    double = set(config.get("double_clip", ()))
+    seeds = sorted({s for d in config.datasets for s in config.seeds[d]})
+    double = set(config.double_clip)
     return [
         {"dataset": d, "method": m, "seed": int(s)}
         for s in seeds
-        for d in config["datasets"]
-        if s in config["seeds"][d]
-        for m in [*config["methods"], *([DOUBLE_CLIP] if d in double else [])]
+        for d in config.datasets
+        if s in config.seeds[d]
+        for m in [*config.methods, *([DOUBLE_CLIP] if d in double else [])]
     ]
 
 
@@ -535,11 +557,15 @@ def _main_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     profiles=_MAIN_PROFILES,
     grid=_main_grid,
     datasets=_datasets_of,
-    depends=_DEPENDS,
     figure="Table 1, Table 2, Figures 1-2 of the DPSGD-F paper (xu2021removing)",
 )
 def dpsgdf_main(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: TrainingProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Train one method on one data set with one seed; final and per-epoch rows.
 
@@ -559,6 +585,8 @@ def dpsgdf_main(
         method=method,
         seed=cell["seed"],
         settings=settings,
+        cache=cache,
+        progress=progress,
     )
 
 
@@ -566,38 +594,45 @@ def dpsgdf_main(
 # dpsgdf_clip: Table 3
 # --------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class ClipProfile(TrainingProfile):
+    """Settings of ``dpsgdf_clip`` (MNIST only).
+
+    Attributes:
+        dpsgd_clip_norms: DPSGD's clipping bounds C; DPSGD-F runs at the data set's
+            ``clip_norm`` (C_0).
+        seeds: The seeds.
+    """
+
+    dpsgd_clip_norms: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0, 5.0)
+    seeds: tuple[int, ...] = (0,)
+
+
 _CLIP_PROFILES = {
-    "smoke": {
-        **_COMMON,
-        "datasets": {"mnist": _with_epochs("mnist", 1)},
-        "dpsgd_clip_norms": [1.0, 2.0],
-        "seeds": [0],
-        "train_rows": 1024,
-        "test_rows": 1000,
-    },
+    "smoke": ClipProfile(
+        datasets={"mnist": _with_epochs("mnist", 1)},
+        dpsgd_clip_norms=(1.0, 2.0),
+        train_rows=1024,
+        test_rows=1000,
+    ),
     # 2 epochs instead of the paper's 60 (about 25 s per epoch on one CPU thread).
-    "quick": {
-        **_COMMON,
-        "datasets": {"mnist": _with_epochs("mnist", 2)},
-        "dpsgd_clip_norms": [1.0, 2.0, 3.0, 4.0, 5.0],
-        "seeds": [0],
-    },
-    "paper": {
-        **_PAPER_COMMON,
-        "datasets": {"mnist": dict(PAPER_SETTINGS["mnist"])},
-        "dpsgd_clip_norms": [1.0, 2.0, 3.0, 4.0, 5.0],
-        "seeds": [0, 1, 2, 3, 4],
-    },
+    "quick": ClipProfile(datasets={"mnist": _with_epochs("mnist", 2)}),
+    "paper": ClipProfile(
+        datasets={"mnist": dict(PAPER_SETTINGS["mnist"])},
+        device="auto",
+        seeds=(0, 1, 2, 3, 4),
+    ),
 }
 
 
-def _clip_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    base = float(config["datasets"]["mnist"]["clip_norm"])
+def _clip_grid(config: ClipProfile) -> list[dict[str, Any]]:
+    base = float(config.datasets["mnist"]["clip_norm"])
     cells = []
-    for s in config["seeds"]:
+    for s in config.seeds:
         cells += [
             {"dataset": "mnist", "method": "dpsgd", "clip_norm": float(c), "seed": s}
-            for c in config["dpsgd_clip_norms"]
+            for c in config.dpsgd_clip_norms
         ]
         cells.append(
             {"dataset": "mnist", "method": "dpsgd_f", "clip_norm": base, "seed": s}
@@ -611,11 +646,15 @@ def _clip_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     profiles=_CLIP_PROFILES,
     grid=_clip_grid,
     datasets=_datasets_of,
-    depends=_DEPENDS,
     figure="Table 3 of the DPSGD-F paper (xu2021removing)",
 )
 def dpsgdf_clip(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: TrainingProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Train DPSGD with bound ``clip_norm`` or DPSGD-F with ``C_0 = clip_norm``.
 
@@ -629,6 +668,8 @@ def dpsgdf_clip(
         method=cell["method"],
         seed=cell["seed"],
         settings=settings,
+        cache=cache,
+        progress=progress,
     )
 
 
@@ -636,44 +677,52 @@ def dpsgdf_clip(
 # dpsgdf_budget: Figure 3
 # --------------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class BudgetProfile(TrainingProfile):
+    """Settings of ``dpsgdf_budget``.
+
+    Attributes:
+        noise_multipliers: ``{dataset: sigmas}`` of the sweep over sigma.
+        methods: The methods trained.
+        seeds: The seeds.
+    """
+
+    noise_multipliers: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    methods: tuple[str, ...] = ("sgd", "dpsgd", "dpsgd_f")
+    seeds: tuple[int, ...] = (0,)
+
+
+_SIGMAS = (0.6, 0.8, 1.0, 1.5, 2.0)
 _BUDGET_PROFILES = {
-    "smoke": {
-        **_COMMON,
-        "datasets": {"adult": _with_epochs("adult", 2)},
-        "noise_multipliers": {"adult": [1.0, 2.0]},
-        "methods": ["sgd", "dpsgd", "dpsgd_f"],
-        "seeds": [0],
-        "train_rows": 5000,
-    },
-    "quick": {
-        **_COMMON,
-        "datasets": {"adult": dict(PAPER_SETTINGS["adult"])},
-        "noise_multipliers": {"adult": [0.6, 0.8, 1.0, 1.5, 2.0]},
-        "methods": ["sgd", "dpsgd", "dpsgd_f"],
-        "seeds": [0, 1],
-    },
-    "paper": {
-        **_PAPER_COMMON,
-        "datasets": {
+    "smoke": BudgetProfile(
+        datasets={"adult": _with_epochs("adult", 2)},
+        noise_multipliers={"adult": (1.0, 2.0)},
+        train_rows=5000,
+    ),
+    "quick": BudgetProfile(
+        datasets={"adult": dict(PAPER_SETTINGS["adult"])},
+        noise_multipliers={"adult": _SIGMAS},
+        seeds=(0, 1),
+    ),
+    "paper": BudgetProfile(
+        datasets={
             "mnist": dict(PAPER_SETTINGS["mnist"]),
             "adult": dict(PAPER_SETTINGS["adult"]),
         },
-        "noise_multipliers": {
-            "mnist": [0.6, 0.8, 1.0, 1.5, 2.0],
-            "adult": [0.6, 0.8, 1.0, 1.5, 2.0],
-        },
-        "methods": ["sgd", "dpsgd", "dpsgd_f"],
-        "seeds": [0, 1, 2, 3, 4],
-    },
+        noise_multipliers={"mnist": _SIGMAS, "adult": _SIGMAS},
+        device="auto",
+        seeds=(0, 1, 2, 3, 4),
+    ),
 }
 
 
-def _budget_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _budget_grid(config: BudgetProfile) -> list[dict[str, Any]]:
     cells = []
-    for s in config["seeds"]:
-        for d, settings in config["datasets"].items():
+    for s in config.seeds:
+        for d, settings in config.datasets.items():
             # (a) One run per method at the paper's sigma; accuracy after each epoch.
-            for m in config["methods"]:
+            for m in config.methods:
                 sigma = None if m == "sgd" else float(settings["noise_multiplier"])
                 cells.append(
                     {
@@ -686,8 +735,8 @@ def _budget_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
                 )
             # (b) The private methods at each sigma, for the paper's epochs. SGD's
             # reference is the last epoch of its run in (a).
-            for sigma in config["noise_multipliers"][d]:
-                for m in config["methods"]:
+            for sigma in config.noise_multipliers[d]:
+                for m in config.methods:
                     if m != "sgd":
                         cells.append(
                             {
@@ -707,11 +756,15 @@ def _budget_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     profiles=_BUDGET_PROFILES,
     grid=_budget_grid,
     datasets=_datasets_of,
-    depends=_DEPENDS,
     figure="Figure 3 of the DPSGD-F paper (xu2021removing)",
 )
 def dpsgdf_budget(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: TrainingProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Train one method at one noise multiplier; accuracy per epoch or at the end.
 
@@ -734,4 +787,6 @@ def dpsgdf_budget(
         seed=cell["seed"],
         settings=settings,
         every_epoch=cell["vary"] == "epochs",
+        cache=cache,
+        progress=progress,
     )

@@ -19,6 +19,7 @@ import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,41 +27,43 @@ import pandas as pd
 
 from dpnotes import bounds
 from dpnotes.data import sample_gaussian_mixture
-from dpnotes.experiments.registry import register
-from dpnotes.mean import (
-    ClippedLaplace,
-    Coinpress,
-    PrivatisedCounts,
-    coinpress_mean,
-    holdout_weights,
-    stratified_mean,
-)
+from dpnotes.lab.registry import Cache, Profile, register
+from dpnotes.mean import ClippedLaplace, stratified_mean
+from dpnotes.mean.compare import compare_methods, mixture_runs
 from dpnotes.metrics import parity_error
-
-_DEPENDS = (
-    "dpnotes.mean",
-    "dpnotes.mechanisms",
-    "dpnotes.bounds",
-    "dpnotes.metrics",
-    "dpnotes.data",
-)
 
 # --------------------------------------------------------------------------- Figure 1
 
+
+@dataclass(frozen=True)
+class LogSizeSumProfile(Profile):
+    """Settings of ``log_size_sum``: k groups, n people, Dirichlet(alpha) proportions.
+
+    Attributes:
+        ks: Numbers of groups (one cell each).
+        alphas: Dirichlet concentrations.
+        n: People.
+        runs: Monte Carlo draws of the proportions.
+    """
+
+    ks: tuple[int, ...]
+    alphas: tuple[float, ...]
+    n: int = 10_000
+    runs: int = 50
+
+
+def _rounded(values: np.ndarray) -> tuple[float, ...]:
+    return tuple(np.round(values, 4).tolist())
+
+
 _LOG_SUM_PROFILES = {
-    "smoke": {"ks": [5], "n": 10_000, "alphas": [0.2, 0.5, 0.9], "runs": 50},
-    "quick": {
-        "ks": [3, 10, 30],
-        "n": 10_000,
-        "alphas": np.round(np.linspace(0.2, 0.95, 16), 4).tolist(),
-        "runs": 50,
-    },
-    "paper": {
-        "ks": [3, 10, 30],
-        "n": 10_000,
-        "alphas": np.round(np.linspace(0.2, 0.99, 80), 4).tolist(),
-        "runs": 50,
-    },
+    "smoke": LogSizeSumProfile(ks=(5,), alphas=(0.2, 0.5, 0.9)),
+    "quick": LogSizeSumProfile(
+        ks=(3, 10, 30), alphas=_rounded(np.linspace(0.2, 0.95, 16))
+    ),
+    "paper": LogSizeSumProfile(
+        ks=(3, 10, 30), alphas=_rounded(np.linspace(0.2, 0.99, 80))
+    ),
 }
 
 
@@ -68,12 +71,16 @@ _LOG_SUM_PROFILES = {
     name="log_size_sum",
     title="Figure 1: E[sum log|G_i|] under Dirichlet group proportions",
     profiles=_LOG_SUM_PROFILES,
-    grid=lambda config: [{"k": int(k)} for k in config["ks"]],
-    depends=_DEPENDS,
+    grid=lambda config: [{"k": int(k)} for k in config.ks],
     figure="fig-log-size-sum",
 )
 def log_size_sum(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: LogSizeSumProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Compare the closed form of Thm. 9 with Monte Carlo draws, for one ``k``.
 
@@ -82,9 +89,9 @@ def log_size_sum(
     what a data set has: ``n g`` rounded by largest remainder with every group given at
     least one record (the sizes :func:`dpnotes.data.sample_gaussian_mixture` uses).
     """
-    k, n, runs = int(cell["k"]), int(config["n"]), int(config["runs"])
+    k, n, runs = int(cell["k"]), int(config.n), int(config.runs)
     rows = []
-    for alpha in config["alphas"]:
+    for alpha in config.alphas:
         sample = [
             sample_gaussian_mixture(n, k, alpha, rng=rng, shuffle=False)
             for _ in range(runs)
@@ -111,37 +118,38 @@ def log_size_sum(
 
 # -------------------------------------------------------- bounds vs observed error
 
+
+@dataclass(frozen=True)
+class BoundCheckProfile(Profile):
+    """Settings of ``laplace_bound_check``.
+
+    Attributes:
+        ks: Numbers of groups (one cell each).
+        runs: Data sets drawn per k.
+        noise_draws: Releases per data set.
+        n: People per data set.
+        alpha: Dirichlet concentration of the group proportions.
+        R: Group means are uniform on [-R, R].
+        gamma: The bounds hold with probability 1 - gamma.
+        epsilon: Each group's Laplace budget.
+    """
+
+    ks: tuple[int, ...]
+    runs: int
+    noise_draws: int
+    n: int = 10_000
+    alpha: float = 0.5
+    R: float = 3.0
+    gamma: float = 0.05
+    epsilon: float = 1.0
+
+
 _BOUND_PROFILES = {
-    "smoke": {
-        "ks": [1, 4],
-        "n": 5_000,
-        "alpha": 0.5,
-        "R": 3.0,
-        "gamma": 0.05,
-        "epsilon": 1.0,
-        "runs": 20,
-        "noise_draws": 10,
-    },
-    "quick": {
-        "ks": [1, 2, 4, 8, 16, 32, 64],
-        "n": 10_000,
-        "alpha": 0.5,
-        "R": 3.0,
-        "gamma": 0.05,
-        "epsilon": 1.0,
-        "runs": 50,
-        "noise_draws": 20,
-    },
-    "paper": {
-        "ks": [1, 2, 4, 8, 16, 32, 64, 128],
-        "n": 10_000,
-        "alpha": 0.5,
-        "R": 3.0,
-        "gamma": 0.05,
-        "epsilon": 1.0,
-        "runs": 50,
-        "noise_draws": 40,
-    },
+    "smoke": BoundCheckProfile(ks=(1, 4), runs=20, noise_draws=10, n=5_000),
+    "quick": BoundCheckProfile(ks=(1, 2, 4, 8, 16, 32, 64), runs=50, noise_draws=20),
+    "paper": BoundCheckProfile(
+        ks=(1, 2, 4, 8, 16, 32, 64, 128), runs=50, noise_draws=40
+    ),
 }
 
 
@@ -149,12 +157,16 @@ _BOUND_PROFILES = {
     name="laplace_bound_check",
     title="Stratified clipped-Laplace error against the bounds of Prop. 8 and Thm. 9",
     profiles=_BOUND_PROFILES,
-    grid=lambda config: [{"k": int(k)} for k in config["ks"]],
-    depends=_DEPENDS,
+    grid=lambda config: [{"k": int(k)} for k in config.ks],
     figure="fig-bound-check",
 )
 def laplace_bound_check(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: BoundCheckProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Measure the ``1 - gamma`` quantile of the error and the bounds at one ``k``.
 
@@ -163,13 +175,13 @@ def laplace_bound_check(
     group, the true sizes as weights, as analysed in Prop. 8). The error is measured
     against the data mean, so it is the cost of privacy alone.
     """
-    k, n = int(cell["k"]), int(config["n"])
-    R, gamma, eps = float(config["R"]), float(config["gamma"]), float(config["epsilon"])
-    runs, draws = int(config["runs"]), int(config["noise_draws"])
+    k, n = int(cell["k"]), int(config.n)
+    R, gamma, eps = float(config.R), float(config.gamma), float(config.epsilon)
+    runs, draws = int(config.runs), int(config.noise_draws)
     errors, data_bounds = [], []
     for _ in range(runs):
         s = sample_gaussian_mixture(
-            n, k, config["alpha"], rng=rng, mean_distribution="uniform", mean_scale=R
+            n, k, config.alpha, rng=rng, mean_distribution="uniform", mean_scale=R
         )
         x = np.broadcast_to(s.x, (draws, n))
         res = stratified_mean(
@@ -202,7 +214,7 @@ def laplace_bound_check(
                     k, n, R=R, gamma=gamma, epsilon=eps
                 ),
                 "bound_expected": bounds.expected_case_error_bound(
-                    config["alpha"], k, n, R=R, gamma=gamma, epsilon=eps
+                    config.alpha, k, n, R=R, gamma=gamma, epsilon=eps
                 ),
                 "bound_unstratified": bounds.laplace_tail_bound(
                     2 * (R + math.sqrt(math.log(n / gamma))) / (n * eps), gamma=gamma
@@ -227,31 +239,34 @@ RACE_LABELS: dict[int, str] = {
     9: "Two or More Races",
 }
 
+
+@dataclass(frozen=True)
+class AlphaProfile(Profile):
+    """Settings of ``ny_race_alpha``.
+
+    Attributes:
+        sources: Data sets whose race counts are fitted.
+        draws: Monte Carlo draws of the alpha fits.
+        reference_n: Population sizes the bounds are evaluated at (besides the data's).
+        paper_alpha: The paper's fitted alpha for New York.
+    """
+
+    sources: tuple[str, ...]
+    draws: int
+    reference_n: tuple[int, ...] = (20_000, 200_000)
+    paper_alpha: float = 0.13
+
+
 _ALPHA_PROFILES = {
-    "smoke": {
-        "sources": ["NY-extract"],
-        "draws": 1_000,
-        "reference_n": [200_000],
-        "paper_alpha": 0.13,
-    },
-    "quick": {
-        "sources": ["NY-extract", "NM"],
-        "draws": 5_000,
-        "reference_n": [20_000, 200_000],
-        "paper_alpha": 0.13,
-    },
-    "paper": {
-        "sources": ["NY-extract", "NM"],
-        "draws": 20_000,
-        "reference_n": [20_000, 200_000],
-        "paper_alpha": 0.13,
-    },
+    "smoke": AlphaProfile(sources=("NY-extract",), draws=1_000, reference_n=(200_000,)),
+    "quick": AlphaProfile(sources=("NY-extract", "NM"), draws=5_000),
+    "paper": AlphaProfile(sources=("NY-extract", "NM"), draws=20_000),
 }
 
 
-def _alpha_datasets(config: Mapping[str, Any]) -> list[str]:
+def _alpha_datasets(config: AlphaProfile) -> list[str]:
     out = []
-    for source in config["sources"]:
+    for source in config.sources:
         if source == "NY-extract":
             out.append("acs/extracts/ACSEmployment_NY_2018_sample20000.csv")
         else:
@@ -286,12 +301,16 @@ def race_counts(source: str) -> pd.Series:
     name="ny_race_alpha",
     title="Dirichlet alpha of the race groups, and the paper's 80% claim",
     profiles=_ALPHA_PROFILES,
-    grid=lambda config: [{"source": s} for s in config["sources"]],
+    grid=lambda config: [{"source": s} for s in config.sources],
     datasets=_alpha_datasets,
-    depends=_DEPENDS,
 )
 def ny_race_alpha(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: AlphaProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Fit ``alpha`` to the race proportions and recompute "better than worst case".
 
@@ -308,17 +327,17 @@ def ny_race_alpha(
     fits = {
         "mle": bounds.fit_dirichlet_alpha(p, method="mle", pseudocount=0.5),
         "mc-moment": bounds.fit_dirichlet_alpha(
-            p, method="mc-moment", pseudocount=0.5, rng=rng, draws=config["draws"]
+            p, method="mc-moment", pseudocount=0.5, rng=rng, draws=config.draws
         ),
         "mc-sorted": bounds.fit_dirichlet_alpha(
-            p, method="mc-sorted", pseudocount=0.5, rng=rng, draws=config["draws"]
+            p, method="mc-sorted", pseudocount=0.5, rng=rng, draws=config.draws
         ),
         # The paper's reported value, to evaluate its claim under each reading.
-        "paper": float(config["paper_alpha"]),
+        "paper": float(config.paper_alpha),
     }
     rows = []
     for method, alpha in fits.items():
-        for n_ref in sorted({int(counts.sum()), *config["reference_n"]}):
+        for n_ref in sorted({int(counts.sum()), *config.reference_n}):
             W = bounds.worst_case_log_size_sum(k, n_ref)
             B = bounds.best_case_log_size_sum(k, n_ref)
             E = bounds.expected_log_size_sum(alpha, k, n_ref)
@@ -346,134 +365,67 @@ def ny_race_alpha(
 
 # ------------------------------------------------------------ Figures 3, 6 and 7
 
-METHODS: tuple[str, ...] = (
-    "COINPRESS",
-    "StratCoinpress (paper, leaks sizes)",
-    "StratCoinpress (DP counts)",
-    "PubStratCoinpress",
-)
 
-_SYNTH_BASE = {
-    "rho": 0.5,
-    "t": 2,
-    "interval": [-3.0, 3.0],
-    "sigma": 1.0,
-    "beta": 0.01,
-    "count_share": 0.1,
-    "public_fraction": 0.5,
-    "fixed": {"n": 10_000, "k": 3, "alpha": 0.3},
-}
+@dataclass(frozen=True)
+class SyntheticMeanProfile(Profile):
+    """Settings of ``strat_mean_synthetic`` (COINPRESS methods on Gaussian mixtures).
+
+    Attributes:
+        runs: Data sets per cell.
+        sweeps: ``{"n" | "k" | "alpha": values}``; one cell per value, the other two
+            settings held at ``fixed``.
+        fixed: The n, k and alpha held fixed while one is swept.
+        rho: zCDP budget of each estimate.
+        t: COINPRESS iterations.
+        interval: Public interval that holds every group's mean.
+        sigma: Public bound on the standard deviation of the data.
+        beta: Failure probability of COINPRESS' intervals.
+        count_share: Share of rho spent on the noisy group counts (where counted).
+    """
+
+    runs: int
+    sweeps: Mapping[str, tuple[float, ...]]
+    fixed: Mapping[str, float] = field(
+        default_factory=lambda: {"n": 10_000, "k": 3, "alpha": 0.3}
+    )
+    rho: float = 0.5
+    t: int = 2
+    interval: tuple[float, float] = (-3.0, 3.0)
+    sigma: float = 1.0
+    beta: float = 0.01
+    count_share: float = 0.1
+
 
 _SYNTH_PROFILES = {
-    "smoke": {
-        **_SYNTH_BASE,
-        "runs": 10,
-        "sweeps": {"n": [2_000, 10_000], "k": [3, 12], "alpha": [0.1, 10.0]},
-    },
-    "quick": {
-        **_SYNTH_BASE,
-        "runs": 20,
-        "sweeps": {
-            "n": [2_000, 4_000, 6_000, 8_000, 10_000],
-            "k": [2, 3, 6, 12, 24, 48],
-            "alpha": [0.01, 0.1, 1.0, 10.0, 100.0],
+    "smoke": SyntheticMeanProfile(
+        runs=10,
+        sweeps={"n": (2_000, 10_000), "k": (3, 12), "alpha": (0.1, 10.0)},
+    ),
+    "quick": SyntheticMeanProfile(
+        runs=20,
+        sweeps={
+            "n": (2_000, 4_000, 6_000, 8_000, 10_000),
+            "k": (2, 3, 6, 12, 24, 48),
+            "alpha": (0.01, 0.1, 1.0, 10.0, 100.0),
         },
-    },
-    "paper": {
-        **_SYNTH_BASE,
-        "runs": 50,
-        "sweeps": {
-            "n": [2_000, 4_000, 6_000, 8_000, 10_000, 20_000, 50_000],
-            "k": [2, 3, 4, 6, 8, 12, 16, 24, 32, 48],
-            "alpha": np.round(np.logspace(-2, 2, 9), 4).tolist(),
+    ),
+    "paper": SyntheticMeanProfile(
+        runs=50,
+        sweeps={
+            "n": (2_000, 4_000, 6_000, 8_000, 10_000, 20_000, 50_000),
+            "k": (2, 3, 4, 6, 8, 12, 16, 24, 32, 48),
+            "alpha": _rounded(np.logspace(-2, 2, 9)),
         },
-    },
+    ),
 }
 
 
-def _synth_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _synth_grid(config: SyntheticMeanProfile) -> list[dict[str, Any]]:
     return [
         {"sweep": sweep, "value": value}
-        for sweep, values in config["sweeps"].items()
+        for sweep, values in config.sweeps.items()
         for value in values
     ]
-
-
-def _synthetic_runs(
-    n: int, k: int, alpha: float, runs: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Draw ``runs`` mixtures of ``2 n`` points: a private half and a public half."""
-    xs, gs = [], []
-    for _ in range(runs):
-        s = sample_gaussian_mixture(2 * n, k, alpha, rng=rng)  # shuffled
-        xs.append(s.x)
-        gs.append(s.groups)
-    x, g = np.stack(xs), np.stack(gs)
-    return x[:, :n], g[:, :n], g[:, n:]
-
-
-def compare_methods(
-    x: np.ndarray,
-    groups: np.ndarray,
-    holdout_groups: np.ndarray,
-    *,
-    public_groups: Sequence[Any],
-    config: Mapping[str, Any],
-    rng: np.random.Generator,
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Run the four methods on ``runs`` private samples at once.
-
-    Args:
-        x: Private values, shape ``(runs, n)``.
-        groups: Their group labels, same shape.
-        holdout_groups: Labels of the public holdout of every run, ``(runs, h)``.
-        public_groups: The public list of groups.
-        config: ``rho``, ``t``, ``interval``, ``sigma``, ``beta``, ``count_share``.
-        rng: The random generator.
-
-    Returns:
-        ``{method: (overall estimates (runs,), group estimates (runs, k))}``; the
-        non-stratified COINPRESS uses its overall estimate for every group.
-    """
-    lower, upper = config["interval"]
-    est = Coinpress(
-        lower=lower,
-        upper=upper,
-        t=config["t"],
-        sigma=config["sigma"],
-        beta=config["beta"],
-    )
-    k = len(public_groups)
-    rho = config["rho"]
-    overall = coinpress_mean(
-        x,
-        lower=lower,
-        upper=upper,
-        rho=rho,
-        t=config["t"],
-        sigma=config["sigma"],
-        beta=config["beta"],
-        rng=rng,
-    )
-    out = {"COINPRESS": (overall, np.repeat(overall[:, None], k, axis=1))}
-    variants = {
-        "StratCoinpress (paper, leaks sizes)": "private_sizes",
-        "StratCoinpress (DP counts)": PrivatisedCounts(share=config["count_share"]),
-        "PubStratCoinpress": holdout_weights(holdout_groups, public_groups),
-    }
-    for name, weights in variants.items():
-        res = stratified_mean(
-            x,
-            groups,
-            public_groups=public_groups,
-            estimator=est,
-            weights=weights,
-            leak_group_sizes=isinstance(weights, str),
-            rho=rho,
-            rng=rng,
-        )
-        out[name] = (res.estimate, res.group_estimates)
-    return out
 
 
 @register(
@@ -481,11 +433,15 @@ def compare_methods(
     title="Figures 3, 6, 7: COINPRESS and stratified COINPRESS on Gaussian mixtures",
     profiles=_SYNTH_PROFILES,
     grid=_synth_grid,
-    depends=_DEPENDS,
     figure="fig-synthetic-n",
 )
 def strat_mean_synthetic(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: SyntheticMeanProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Error of the four methods at one setting of ``(n, k, alpha)``.
 
@@ -495,14 +451,26 @@ def strat_mean_synthetic(
     PubStratCoinpress uses. The error is the absolute difference to the private half's
     mean.
     """
-    setting = dict(config["fixed"])
+    setting = dict(config.fixed)
     setting[cell["sweep"]] = cell["value"]
     n, k, alpha = int(setting["n"]), int(setting["k"]), float(setting["alpha"])
-    runs = int(config["runs"])
-    x, g, g_pub = _synthetic_runs(n, k, alpha, runs, rng)
+    runs = int(config.runs)
+    x, g, g_pub = mixture_runs(n, k, alpha, runs, rng=rng)
     truth = x.mean(axis=1)
+    lower, upper = config.interval
     results = compare_methods(
-        x, g, g_pub, public_groups=tuple(range(k)), config=config, rng=rng
+        x,
+        g,
+        g_pub,
+        public_groups=tuple(range(k)),
+        rho=config.rho,
+        lower=lower,
+        upper=upper,
+        t=config.t,
+        sigma=config.sigma,
+        beta=config.beta,
+        count_share=config.count_share,
+        rng=rng,
     )
     rows = []
     for method, (overall, _) in results.items():
@@ -540,32 +508,52 @@ CENSUS_VARIABLES: dict[str, dict[str, float]] = {
     "PINCP": {"lower": -20_000.0, "upper": 1_000_000.0, "sigma": 60_000.0},
 }
 
-_CENSUS_BASE = {
-    "state": "NM",
-    "year": 2018,
-    "rho": 0.5,
-    "t": 2,
-    "beta": 0.01,
-    "count_share": 0.1,
-    "public_fraction": 0.5,
-    "variables": CENSUS_VARIABLES,
-}
 
-_ALL_SUBSETS = [
-    list(c)
+@dataclass(frozen=True)
+class CensusProfile(Profile):
+    """Settings of ``strat_mean_census``.
+
+    Attributes:
+        runs: Releases per cell.
+        subsets: The attribute sets stratified by (one cell each, per variable).
+        variables: ``{variable: public bounds and spread}``.
+        state: The ACS state (the papers used New York; the offline build New Mexico).
+        year: The ACS year.
+        rho: zCDP budget of each estimate.
+        t: COINPRESS iterations.
+        beta: Failure probability of COINPRESS' intervals.
+        count_share: Share of rho spent on the noisy group counts (where counted).
+        public_fraction: Share of the records held out as the public sample.
+    """
+
+    runs: int
+    subsets: tuple[tuple[str, ...], ...]
+    variables: Mapping[str, Mapping[str, float]] = field(
+        default_factory=lambda: dict(CENSUS_VARIABLES)
+    )
+    state: str = "NM"
+    year: int = 2018
+    rho: float = 0.5
+    t: int = 2
+    beta: float = 0.01
+    count_share: float = 0.1
+    public_fraction: float = 0.5
+
+
+_ALL_SUBSETS = tuple(
+    c
     for r in range(1, 5)
     for c in itertools.combinations(["SEX", "RAC1P", "AGE", "DIS"], r)
-]
+)
 
 _CENSUS_PROFILES = {
-    "smoke": {
-        **_CENSUS_BASE,
-        "runs": 5,
-        "variables": {"SCHL": CENSUS_VARIABLES["SCHL"]},
-        "subsets": [["SEX"], ["SEX", "RAC1P"]],
-    },
-    "quick": {**_CENSUS_BASE, "runs": 20, "subsets": _ALL_SUBSETS},
-    "paper": {**_CENSUS_BASE, "runs": 50, "subsets": _ALL_SUBSETS},
+    "smoke": CensusProfile(
+        runs=5,
+        variables={"SCHL": CENSUS_VARIABLES["SCHL"]},
+        subsets=(("SEX",), ("SEX", "RAC1P")),
+    ),
+    "quick": CensusProfile(runs=20, subsets=_ALL_SUBSETS),
+    "paper": CensusProfile(runs=50, subsets=_ALL_SUBSETS),
 }
 
 
@@ -593,15 +581,15 @@ def census_groups(frame: pd.DataFrame, attributes: Sequence[str]) -> np.ndarray:
     return codes
 
 
-def _census_datasets(config: Mapping[str, Any]) -> list[str]:
-    return [f"acs/{config['year']}/1-Year/psam_p{_state_fips(config['state'])}.csv"]
+def _census_datasets(config: CensusProfile | DescriptiveProfile) -> list[str]:
+    return [f"acs/{config.year}/1-Year/psam_p{_state_fips(config.state)}.csv"]
 
 
-def _census_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _census_grid(config: CensusProfile) -> list[dict[str, Any]]:
     return [
         {"variable": v, "attributes": list(s)}
-        for v in config["variables"]
-        for s in config["subsets"]
+        for v in config.variables
+        for s in config.subsets
     ]
 
 
@@ -611,11 +599,15 @@ def _census_grid(config: Mapping[str, Any]) -> list[dict[str, Any]]:
     profiles=_CENSUS_PROFILES,
     grid=_census_grid,
     datasets=_census_datasets,
-    depends=_DEPENDS,
     figure="fig-census-error",
 )
 def strat_mean_census(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: CensusProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Normalised error and parity error of the four methods, one variable and grouping.
 
@@ -628,28 +620,31 @@ def strat_mean_census(
     error is ``|estimate - mean| / |mean|`` and the parity error is Definition 10 over
     the groups present in the private half.
     """
-    frame = _person_table(config["state"], config["year"])
+    frame = _person_table(config.state, config.year)
     variable, attributes = cell["variable"], list(cell["attributes"])
-    spec = config["variables"][variable]
+    spec = config.variables[variable]
     keep = frame[variable].notna().to_numpy()
     values = frame[variable].to_numpy(dtype=float)[keep]
     groups_all = census_groups(frame, attributes)[keep]
     k = int(np.prod([ATTRIBUTE_LEVELS[a] for a in attributes]))
-    runs, n_all = int(config["runs"]), values.size
-    n_pub = round(config["public_fraction"] * n_all)
+    runs, n_all = int(config.runs), values.size
+    n_pub = round(config.public_fraction * n_all)
     order = np.argsort(rng.random((runs, n_all)), axis=1)
     priv, pub = order[:, n_pub:], order[:, :n_pub]
     x, g, g_pub = values[priv], groups_all[priv], groups_all[pub]
-    method_config = {
-        "rho": config["rho"],
-        "t": config["t"],
-        "beta": config["beta"],
-        "count_share": config["count_share"],
-        "interval": [spec["lower"], spec["upper"]],
-        "sigma": spec["sigma"],
-    }
     results = compare_methods(
-        x, g, g_pub, public_groups=tuple(range(k)), config=method_config, rng=rng
+        x,
+        g,
+        g_pub,
+        public_groups=tuple(range(k)),
+        rho=config.rho,
+        lower=spec["lower"],
+        upper=spec["upper"],
+        t=config.t,
+        sigma=spec["sigma"],
+        beta=config.beta,
+        count_share=config.count_share,
+        rng=rng,
     )
     # True values per run: the private half's overall and group means.
     truth = x.mean(axis=1)
@@ -680,7 +675,7 @@ def strat_mean_census(
             )
         rows.append(
             {
-                "state": config["state"],
+                "state": config.state,
                 "variable": variable,
                 "attributes": "×".join(attributes),
                 "k": k,
@@ -698,31 +693,41 @@ def strat_mean_census(
     return pd.DataFrame(rows)
 
 
-_DESCRIPTIVE_PROFILES = {
-    p: {"state": "NM", "year": 2018, "variables": list(CENSUS_VARIABLES)}
-    for p in ("smoke", "quick", "paper")
-}
+@dataclass(frozen=True)
+class DescriptiveProfile(Profile):
+    """Settings of ``census_descriptive``: the state, year and variables described."""
+
+    state: str = "NM"
+    year: int = 2018
+    variables: tuple[str, ...] = tuple(CENSUS_VARIABLES)
+
+
+_DESCRIPTIVE_PROFILES = {p: DescriptiveProfile() for p in ("smoke", "quick", "paper")}
 
 
 @register(
     name="census_descriptive",
     title="Appendix D: descriptive statistics of the census variables",
     profiles=_DESCRIPTIVE_PROFILES,
-    grid=lambda config: [{"variable": v} for v in config["variables"]],
+    grid=lambda config: [{"variable": v} for v in config.variables],
     datasets=_census_datasets,
-    depends=_DEPENDS,
 )
 def census_descriptive(
-    config: Mapping[str, Any], cell: Mapping[str, Any], *, rng: np.random.Generator
+    config: DescriptiveProfile,
+    cell: Mapping[str, Any],
+    *,
+    rng: np.random.Generator,
+    cache: Cache | None = None,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Describe one variable of the state's person file (no privacy; public data)."""
-    frame = _person_table(config["state"], config["year"])
+    frame = _person_table(config.state, config.year)
     col = frame[cell["variable"]]
     v = col.dropna()
     return pd.DataFrame(
         [
             {
-                "state": config["state"],
+                "state": config.state,
                 "variable": cell["variable"],
                 "records": len(col),
                 "missing": int(col.isna().sum()),

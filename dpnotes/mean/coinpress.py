@@ -10,7 +10,7 @@ the noise standard deviation. UVMRec (Algorithm 2) runs ``t`` steps with budgets
 ``rho_1 + ... + rho_t = rho`` and returns the last release.
 
 Everything is vectorised: ``x`` may have leading trial axes, and the internal segment
-functions run many groups and trials in one pass (see :mod:`dpnotes.mean._layout`).
+functions run many groups and trials in one pass (see :mod:`dpnotes.mean.layout`).
 
 The number of records ``m`` that enters the clipping tail and the noise scale must be
 public. For a plain mean of ``n`` records with ``n`` public it is ``n`` itself; inside a
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpnotes.mean._layout import Layout
+from dpnotes.mean.layout import Layout
 from dpnotes.rng import check_rng
 from dpnotes.validation import (
     check_array,
@@ -40,6 +40,7 @@ __all__ = [
     "CoinpressResult",
     "coinpress_mean",
     "coinpress_schedule",
+    "step_budgets",
     "uvm",
 ]
 
@@ -96,9 +97,23 @@ def coinpress_schedule(rho: float, t: int) -> np.ndarray:
     return np.concatenate([np.full(t - 1, rho / (4 * (t - 1))), [0.75 * rho]])
 
 
-def _check_schedule(
+def step_budgets(
     rho: float, t: int, rho_fractions: Sequence[float] | None
 ) -> np.ndarray:
+    """Return the zCDP budget of each of the ``t`` steps of COINPRESS.
+
+    Args:
+        rho: The total budget.
+        t: The number of steps.
+        rho_fractions: The share of ``rho`` of each step (positive, summing to 1);
+            ``None`` gives :func:`coinpress_schedule`.
+
+    Returns:
+        ``(t,)`` budgets summing to ``rho``.
+
+    Raises:
+        ValueError: If ``rho_fractions`` has not ``t`` positive entries summing to 1.
+    """
     if rho_fractions is None:
         return coinpress_schedule(rho, t)
     fractions = check_array(rho_fractions, "rho_fractions", ndim=1)
@@ -263,7 +278,7 @@ def coinpress_mean(
     arr, lo, hi, sigma, beta = _prepare(x, lower, upper, sigma, beta)
     rho = check_rho(rho)
     t = check_int(t, "t", minimum=1)
-    steps = _check_schedule(rho, t, rho_fractions)
+    steps = step_budgets(rho, t, rho_fractions)
     rng = check_rng(rng)
     n = arr.shape[-1]
     layout = Layout.rectangular(lo.shape[0], n)

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpnotes.mean._layout import Layout
-from dpnotes.mean.coinpress import _check_schedule, coinpress_segments
+from dpnotes.mean.coinpress import coinpress_segments, step_budgets
+from dpnotes.mean.layout import Layout
 from dpnotes.mechanisms import clipped_laplace_half_width
 from dpnotes.rng import check_rng
 from dpnotes.validation import (
@@ -254,6 +254,56 @@ def _budget(estimator: Any, epsilon: float | None, rho: float | None) -> float:
     return check_rho(rho)
 
 
+def _group_sizes(
+    weights: np.ndarray | PrivatisedCounts | str,
+    counts: np.ndarray,
+    *,
+    estimator: ClippedLaplace | Coinpress,
+    total: float,
+    n: int,
+    trials: int | None,
+    leak_group_sizes: bool,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, float, bool]:
+    """Return the group sizes ``m_i`` ``(trials, k)``, the means' budget, and leakiness.
+
+    Public proportions give ``m_i = w_i n``; :class:`PrivatisedCounts` noisy counts
+    (spending its share of ``total``); ``"private_sizes"`` the true ``counts``.
+    """
+    t_count, k = counts.shape
+    leaky = False
+    mean_budget = total
+    if isinstance(weights, str):
+        if weights != PRIVATE_SIZES:
+            raise ValueError(
+                f"unknown weights {weights!r}; pass public proportions, "
+                f"PrivatisedCounts(...), or {PRIVATE_SIZES!r} (leaky)."
+            )
+        if not leak_group_sizes:
+            raise ValueError(
+                "weights='private_sizes' uses the true group sizes as public weights "
+                "and inside each group's noise scale, which leaks them: the result is "
+                "not differentially private when group membership is private. Pass "
+                "leak_group_sizes=True to accept that (e.g. to reproduce the paper), "
+                "or use public proportions, holdout_weights(...) or "
+                "PrivatisedCounts(share=...)."
+            )
+        leaky = True
+        sizes = counts.copy()
+    elif isinstance(weights, PrivatisedCounts):
+        count_budget = weights.share * total
+        mean_budget = total - count_budget
+        if estimator.budget == "epsilon":
+            noise = rng.laplace(0.0, 2.0 / count_budget, size=counts.shape)
+        else:
+            noise = rng.normal(0.0, 1.0 / math.sqrt(count_budget), size=counts.shape)
+        sizes = np.maximum(counts + noise, 0.0)
+    else:
+        w = _check_weight_rows(weights, k, trials)
+        sizes = np.broadcast_to(w * n, (t_count, k)).astype(float)
+    return sizes, mean_budget, leaky
+
+
 def stratified_mean(
     x: np.ndarray,
     groups: np.ndarray,
@@ -347,36 +397,16 @@ def stratified_mean(
     layout = Layout.ragged(seg, t_count * k)
     counts = layout.counts.reshape(t_count, k).astype(float)
 
-    leaky = False
-    mean_budget = total
-    if isinstance(weights, str):
-        if weights != PRIVATE_SIZES:
-            raise ValueError(
-                f"unknown weights {weights!r}; pass public proportions, "
-                f"PrivatisedCounts(...), or {PRIVATE_SIZES!r} (leaky)."
-            )
-        if not leak_group_sizes:
-            raise ValueError(
-                "weights='private_sizes' uses the true group sizes as public weights "
-                "and inside each group's noise scale, which leaks them: the result is "
-                "not differentially private when group membership is private. Pass "
-                "leak_group_sizes=True to accept that (e.g. to reproduce the paper), "
-                "or use public proportions, holdout_weights(...) or "
-                "PrivatisedCounts(share=...)."
-            )
-        leaky = True
-        sizes = counts.copy()
-    elif isinstance(weights, PrivatisedCounts):
-        count_budget = weights.share * total
-        mean_budget = total - count_budget
-        if estimator.budget == "epsilon":
-            noise = rng.laplace(0.0, 2.0 / count_budget, size=counts.shape)
-        else:
-            noise = rng.normal(0.0, 1.0 / math.sqrt(count_budget), size=counts.shape)
-        sizes = np.maximum(counts + noise, 0.0)
-    else:
-        w = _check_weight_rows(weights, k, trials)
-        sizes = np.broadcast_to(w * n, (t_count, k)).astype(float)
+    sizes, mean_budget, leaky = _group_sizes(
+        weights,
+        counts,
+        estimator=estimator,
+        total=total,
+        n=n,
+        trials=trials,
+        leak_group_sizes=leak_group_sizes,
+        rng=rng,
+    )
 
     keep = sizes >= 1.0
     safe_sizes = np.where(keep, sizes, 1.0).reshape(-1)
@@ -420,7 +450,7 @@ def _run_estimator(
         clipped_sum = layout.sum(layout.clip(x, -h, h))
         noise = rng.laplace(0.0, 1.0, size=layout.n_segments) * (2.0 * h / budget)
         return (clipped_sum + noise) / sizes
-    steps = _check_schedule(budget, estimator.t, estimator.rho_fractions)
+    steps = step_budgets(budget, estimator.t, estimator.rho_fractions)
     s = layout.n_segments
     est, _, _ = coinpress_segments(
         layout,

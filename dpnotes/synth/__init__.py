@@ -7,6 +7,11 @@
 - :class:`Stratified` fits one synthesizer per stratum of a public list and samples
   ``n * w_i`` rows from stratum ``i``.
 - :mod:`dpnotes.synth.marginals` computes marginals, workloads and workload errors.
+- :mod:`dpnotes.synth.pgm` is the glue to private-pgm's estimator (MST and AIM).
+- :mod:`dpnotes.synth.evaluate` scores a synthetic table against the real data.
+
+Importing the package leaves the caller's JAX configuration alone; estimation switches
+on double precision when it first runs (:func:`dpnotes.synth.pgm.enable_float64`).
 """
 
 from dpnotes.synth.aim import AIM

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.mechanisms import exponential_mechanism
-from dpnotes.synth import _pgm
+from dpnotes.synth import pgm
 from dpnotes.synth.base import Synthesizer, measure
 from dpnotes.synth.domain import domain_cells
 from dpnotes.synth.marginals import (
@@ -35,7 +35,7 @@ from dpnotes.synth.marginals import (
 )
 from dpnotes.validation import check_int, check_positive, check_probability
 
-__all__ = ["AIM", "candidate_weights", "select_worst"]
+__all__ = ["AIM", "allowed_candidates", "candidate_weights", "select_worst"]
 
 
 def candidate_weights(
@@ -61,6 +61,54 @@ def candidate_weights(
             )
         )
     return out
+
+
+def allowed_candidates(
+    candidates: Sequence[Clique],
+    measured: Sequence[Clique],
+    domain: dict[str, int],
+    *,
+    size_limit: float,
+    size_cache: dict[frozenset, float] | None = None,
+) -> list[Clique]:
+    """Return the candidates a round may select without outgrowing the size cap.
+
+    A candidate inside the downward closure of the measured cliques adds nothing to
+    the model and is always allowed; any other is allowed when the junction tree of
+    the measured cliques plus it takes at most ``size_limit`` megabytes.
+
+    Args:
+        candidates: The candidate cliques, in order.
+        measured: The cliques measured so far.
+        domain: The public domain.
+        size_limit: The cap in megabytes for this round (AIM grows it with the
+            budget spent: ``max_model_size * spent_after / rho``).
+        size_cache: Model sizes already computed, keyed by the set of cliques;
+            filled in as sizes are computed (they repeat from round to round).
+
+    Returns:
+        The allowed candidates, in the order given.
+
+    Privacy:
+        Reads only public information (the domain and the cliques already chosen).
+
+    References:
+        mckenna2022aim, Algorithm 1 (the model-size filter).
+    """
+    size_cache = {} if size_cache is None else size_cache
+    measured = list(measured)
+    free = set(downward_closure(measured, domain))
+    allowed = []
+    for cl in candidates:
+        if cl in free:
+            allowed.append(cl)
+            continue
+        key = frozenset([*measured, cl])
+        if key not in size_cache:
+            size_cache[key] = pgm.model_size_mb(domain, [*measured, cl])
+        if size_cache[key] <= size_limit:
+            allowed.append(cl)
+    return allowed
 
 
 def select_worst(
@@ -185,12 +233,12 @@ class AIM(Synthesizer):
         sigma = math.sqrt(rounds / (2.0 * alpha * rho))
         epsilon = math.sqrt(8.0 * (1.0 - alpha) * rho / rounds)
 
-        log = _pgm.MeasurementLog(domain)
+        log = pgm.MeasurementLog(domain)
         oneway = [(a,) for a in domain]
         acc.spend(d / (2.0 * sigma**2), "one-way marginals")
         for clique, y in measure(data, domain, oneway, sigma=sigma, rng=rng).items():
             log.add(clique, y, sigma)
-        model = _pgm.estimate(log, iters=self.iters)
+        model = pgm.estimate(log, iters=self.iters)
 
         self.history_: list[dict] = []
         size_cache: dict[frozenset, float] = {}
@@ -204,18 +252,14 @@ class AIM(Synthesizer):
                 terminate = True
             spent_after = acc.spent + 0.5 / sigma**2 + epsilon**2 / 8.0
             size_limit = self.max_model_size * spent_after / rho
-            free = set(downward_closure(log.cliques, domain))
-            allowed = []
-            for cl in candidates:
-                if cl in free:
-                    allowed.append(cl)
-                    continue
-                key = frozenset([*log.cliques, cl])
-                if key not in size_cache:
-                    size_cache[key] = _pgm.model_size_mb(domain, [*log.cliques, cl])
-                if size_cache[key] <= size_limit:
-                    allowed.append(cl)
-            est = _pgm.model_marginals(model, domain, allowed)
+            allowed = allowed_candidates(
+                candidates,
+                log.cliques,
+                domain,
+                size_limit=size_limit,
+                size_cache=size_cache,
+            )
+            est = pgm.model_marginals(model, domain, allowed)
             bias = math.sqrt(2.0 / math.pi) * sigma
             errors = np.array(
                 [
@@ -230,8 +274,8 @@ class AIM(Synthesizer):
             y = answers[pick] + rng.normal(0.0, sigma, size=cells[pick])
             log.add(pick, y, sigma)
             before = est[pick]
-            model = _pgm.estimate(log, iters=self.iters, warm_start=model)
-            after = _pgm.model_marginals(model, domain, [pick])[pick]
+            model = pgm.estimate(log, iters=self.iters, warm_start=model)
+            after = pgm.model_marginals(model, domain, [pick])[pick]
             change = float(np.abs(after - before).sum())
             annealed = (
                 not terminate
@@ -244,7 +288,7 @@ class AIM(Synthesizer):
                 sigma /= 2.0
                 epsilon *= 2.0
         self.log_ = log
-        self.model_ = _pgm.estimate(log, iters=self.final_iters, warm_start=model)
+        self.model_ = pgm.estimate(log, iters=self.final_iters, warm_start=model)
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        return _pgm.sample_model(self.model_, self.domain_, n, rng=rng)
+        return pgm.sample_model(self.model_, self.domain_, n, rng=rng)

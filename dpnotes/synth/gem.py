@@ -21,6 +21,7 @@ for all measured marginals at once.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -36,7 +37,7 @@ from dpnotes.synth.domain import Domain, check_domain, domain_cells
 from dpnotes.synth.marginals import Clique, all_kway, canonical, marginal
 from dpnotes.validation import check_int, check_positive, check_probability
 
-__all__ = ["GEM", "mixture_marginals"]
+__all__ = ["GEM", "MarginalPlan", "mixture_marginals"]
 
 
 def _cells_of(shape: Sequence[int]) -> np.ndarray:
@@ -44,7 +45,7 @@ def _cells_of(shape: Sequence[int]) -> np.ndarray:
     return np.indices(shape, dtype=np.int64).reshape(len(shape), math.prod(shape))
 
 
-class _MarginalPlan:
+class MarginalPlan:
     """Compute many marginals of a mixture of product distributions at once.
 
     Let ``logp`` hold every attribute's log-probabilities side by side (``K`` rows,
@@ -61,6 +62,14 @@ class _MarginalPlan:
     given order. Splitting off the largest attribute keeps the ``(K, prefix
     cells)`` arrays, the largest of a training step, small. Large sets of cliques are
     split into chunks of at most ``max_cells`` cells.
+
+    Args:
+        domain: The public domain.
+        cliques: The cliques, each in domain order.
+        device: The torch device of the plan's tensors.
+
+    Attributes:
+        offsets: Clique ``i``'s cells are ``offsets[i]:offsets[i + 1]`` of the output.
     """
 
     max_cells = 1 << 14
@@ -177,7 +186,7 @@ def mixture_marginals(
             )
     with np.errstate(divide="ignore"):
         logp = np.maximum(np.log(np.hstack([arrays[a] for a in domain])), _LOG_ZERO)
-    plan = _MarginalPlan(domain, cliques)
+    plan = MarginalPlan(domain, cliques)
     flat = plan(torch.as_tensor(logp)).numpy()
     return {
         c: flat[plan.offsets[i] : plan.offsets[i + 1]].copy()
@@ -254,6 +263,186 @@ def _adam(params: list[torch.nn.Parameter], *, lr: float) -> torch.optim.Adam:
         return torch.optim.Adam(params, lr=lr, fused=True)
     except RuntimeError:
         return torch.optim.Adam(params, lr=lr)
+
+
+@dataclasses.dataclass(frozen=True)
+class _RoundBudget:
+    """GEM's noise scales: one-way ``sigma0``; per round ``epsilon_t``, ``sigma_t``."""
+
+    sigma0: float
+    epsilon_t: float
+    sigma_t: float
+
+    @classmethod
+    def of(cls, rho: float, rounds: int, alpha: float, d: int) -> _RoundBudget:
+        rho_t = rho / (rounds + 1)
+        return cls(
+            sigma0=math.sqrt(d / (2.0 * rho_t)),
+            epsilon_t=math.sqrt(8.0 * alpha * rho_t),
+            sigma_t=math.sqrt(1.0 / (2.0 * (1.0 - alpha) * rho_t)),
+        )
+
+
+def _record(
+    measurements: dict[Clique, tuple[np.ndarray, float]],
+    clique: Clique,
+    y: np.ndarray,
+    var: float,
+) -> None:
+    """Add a measurement, combined by inverse-variance weighting with earlier ones."""
+    if clique in measurements:
+        y0, v0 = measurements[clique]
+        w0, w1 = 1.0 / v0, 1.0 / var
+        y, var = (w0 * y0 + w1 * y) / (w0 + w1), 1.0 / (w0 + w1)
+    measurements[clique] = (y, var)
+
+
+def _estimate_n(measurements: dict[Clique, tuple[np.ndarray, float]]) -> float:
+    """Return the inverse-variance weighted mean of the noisy totals, at least 1."""
+    w = np.array([1.0 / (v * y.size) for y, v in measurements.values()])
+    totals = np.array([y.sum() for y, _ in measurements.values()])
+    return max(1.0, float(np.dot(w, totals) / w.sum()))
+
+
+def _measure_oneway(
+    data: pd.DataFrame,
+    domain: dict[str, int],
+    measurements: dict[Clique, tuple[np.ndarray, float]],
+    budget: _RoundBudget,
+    accountant,
+    rng: np.random.Generator,
+) -> float:
+    """Measure every one-way marginal (round 0); return the first ``n_hat``."""
+    sigma0 = budget.sigma0
+    accountant.spend(len(domain) / (2.0 * sigma0**2), "one-way marginals")
+    oneway = [(a,) for a in domain]
+    for clique, y in measure(data, domain, oneway, sigma=sigma0, rng=rng).items():
+        _record(measurements, clique, y, sigma0**2)
+    return _estimate_n(measurements)
+
+
+def _select(
+    truth: np.ndarray,
+    p: np.ndarray,
+    offsets: np.ndarray,
+    n_hat: float,
+    budget: _RoundBudget,
+    t: int,
+    accountant,
+    rng: np.random.Generator,
+) -> int:
+    """Pick the workload marginal the model answers worst (exponential mechanism).
+
+    The score of marginal ``r`` is ``||M_r(D) - n_hat p_r||_1`` over its cells
+    ``offsets[r]:offsets[r + 1]`` of the concatenated ``truth`` and ``p``.
+    """
+    scores = np.add.reduceat(np.abs(truth - n_hat * p), offsets[:-1])
+    epsilon_t = budget.epsilon_t
+    accountant.spend(epsilon_t**2 / 8.0, f"select round {t + 1}")
+    return int(
+        exponential_mechanism(scores, epsilon=epsilon_t, sensitivity=1.0, rng=rng)
+    )
+
+
+def _measure_pick(
+    exact: np.ndarray,
+    pick: Clique,
+    measurements: dict[Clique, tuple[np.ndarray, float]],
+    budget: _RoundBudget,
+    accountant,
+    rng: np.random.Generator,
+) -> None:
+    """Measure the picked marginal with Gaussian noise ``sigma_t`` and record it."""
+    sigma_t = budget.sigma_t
+    accountant.spend(0.5 / sigma_t**2, f"measure {pick}")
+    noisy = exact + rng.normal(0.0, sigma_t, size=exact.shape)
+    _record(measurements, pick, noisy, sigma_t**2)
+
+
+class _Trainer:
+    """The generator, its fixed noise input and optimiser, and the early-stop state."""
+
+    def __init__(
+        self,
+        model: _Generator,
+        z: torch.Tensor,
+        domain: dict[str, int],
+        device: torch.device,
+        *,
+        lr: float,
+        steps: int,
+        stop_factor: float,
+    ) -> None:
+        self.model, self.z = model, z
+        self.domain, self.device = domain, device
+        self.opt = _adam(list(model.parameters()), lr=lr)
+        self.steps, self.stop_factor = steps, stop_factor
+        self.ema: list[float] = []  # moving average of the post-measurement max error
+
+    @classmethod
+    def build(
+        cls,
+        gem: GEM,
+        domain: dict[str, int],
+        device: torch.device,
+        rng: np.random.Generator,
+    ) -> _Trainer:
+        """Draw ``z`` and the initial weights from ``rng`` (in that order)."""
+        gen = torch_generator(rng)
+        z = torch.randn(gem.components, gem.noise_dim, generator=gen)
+        model = _Generator(domain, gem.noise_dim, gem.hidden, gen).to(device)
+        return cls(
+            model,
+            z.to(device),
+            domain,
+            device,
+            lr=gem.lr,
+            steps=gem.steps_per_round,
+            stop_factor=gem.stop_factor,
+        )
+
+    def train(
+        self, measurements: dict[Clique, tuple[np.ndarray, float]], n_hat: float
+    ) -> int:
+        """Fit the model to the measurements; return the number of steps taken."""
+        cliques = list(measurements)
+        plan = MarginalPlan(self.domain, cliques, self.device)
+        target = np.concatenate([measurements[c][0] for c in cliques]) / n_hat
+        target_t = torch.as_tensor(target, dtype=torch.float32, device=self.device)
+        threshold = None
+        for step in range(self.steps):
+            self.opt.zero_grad(set_to_none=True)
+            error = (plan(self.model(self.z)) - target_t).abs()
+            if threshold is None:
+                threshold = self._threshold(float(error.detach().max()))
+            above = error >= threshold
+            if not bool(above.any()):
+                return step
+            loss = torch.where(above, error, 0.0).sum()
+            loss.backward()
+            self.opt.step()
+        return self.steps
+
+    def _threshold(self, worst: float) -> float:
+        ema = self.ema
+        ema.append(worst if not ema else 0.5 * ema[-1] + 0.5 * worst)
+        return self.stop_factor * ema[-1]
+
+
+def _product_probs(
+    model: _Generator, z: torch.Tensor, domain: dict[str, int]
+) -> dict[str, np.ndarray]:
+    """Return ``attr -> (K, size)`` float64 probabilities of the fitted components."""
+    with torch.no_grad():
+        probs = torch.exp(model(z).double()).numpy()
+    out = {}
+    for a, block in zip(
+        domain,
+        np.split(probs, np.cumsum(list(domain.values()))[:-1], axis=1),
+        strict=True,
+    ):
+        out[a] = block / block.sum(axis=1, keepdims=True)
+    return out
 
 
 class GEM(Synthesizer):
@@ -389,107 +578,46 @@ class GEM(Synthesizer):
         return list(dict.fromkeys(canonical(c, domain) for c in self.workload))
 
     def _fit(self, data: pd.DataFrame, domain: dict[str, int], rng) -> None:
-        acc = self.accountant_
+        # measure the one-way marginals -> train -> T x (select -> measure -> train)
         device = torch.device(
             self.device or ("cuda" if torch.cuda.is_available() else "cpu")
         )
         workload = self._workload(domain)
-        d = len(domain)
-        rho_t = self.rho / (self.rounds + 1)
-        sigma0 = math.sqrt(d / (2.0 * rho_t))
-        epsilon_t = math.sqrt(8.0 * self.alpha * rho_t)
-        sigma_t = math.sqrt(1.0 / (2.0 * (1.0 - self.alpha) * rho_t))
-
-        gen = torch_generator(rng)
-        z = torch.randn(self.components, self.noise_dim, generator=gen)
-        model = _Generator(domain, self.noise_dim, self.hidden, gen).to(device)
-        z = z.to(device)
-        opt = _adam(list(model.parameters()), lr=self.lr)
-
-        # measurements[clique] = (noisy counts, per-cell variance), combined.
+        budget = _RoundBudget.of(self.rho, self.rounds, self.alpha, len(domain))
+        trainer = _Trainer.build(self, domain, device, rng)
         measurements: dict[Clique, tuple[np.ndarray, float]] = {}
+        n_hat = _measure_oneway(
+            data, domain, measurements, budget, self.accountant_, rng
+        )
+        self.steps_ = [trainer.train(measurements, n_hat)]
 
-        def record(clique: Clique, y: np.ndarray, var: float) -> None:
-            if clique in measurements:
-                y0, v0 = measurements[clique]
-                w0, w1 = 1.0 / v0, 1.0 / var
-                y, var = (w0 * y0 + w1 * y) / (w0 + w1), 1.0 / (w0 + w1)
-            measurements[clique] = (y, var)
-
-        def estimate_n() -> float:
-            w = np.array([1.0 / (v * y.size) for y, v in measurements.values()])
-            totals = np.array([y.sum() for y, _ in measurements.values()])
-            return max(1.0, float(np.dot(w, totals) / w.sum()))
-
-        ema: list[float] = []  # moving average of the post-measurement max error
-
-        def train(n_hat: float) -> int:
-            """Fit the model to the measurements; return the number of steps taken."""
-            cliques = list(measurements)
-            plan = _MarginalPlan(domain, cliques, device)
-            target = np.concatenate([measurements[c][0] for c in cliques]) / n_hat
-            target_t = torch.as_tensor(target, dtype=torch.float32, device=device)
-            threshold = None
-            for step in range(self.steps_per_round):
-                opt.zero_grad(set_to_none=True)
-                error = (plan(model(z)) - target_t).abs()
-                if threshold is None:
-                    worst = float(error.detach().max())
-                    ema.append(worst if not ema else 0.5 * ema[-1] + 0.5 * worst)
-                    threshold = self.stop_factor * ema[-1]
-                above = error >= threshold
-                if not bool(above.any()):
-                    return step
-                loss = torch.where(above, error, 0.0).sum()
-                loss.backward()
-                opt.step()
-            return self.steps_per_round
-
-        acc.spend(d / (2.0 * sigma0**2), "one-way marginals")
-        oneway = [(a,) for a in domain]
-        for clique, y in measure(data, domain, oneway, sigma=sigma0, rng=rng).items():
-            record(clique, y, sigma0**2)
-        n_hat = estimate_n()
-        self.steps_ = [train(n_hat)]
-
-        plan_w = _MarginalPlan(domain, workload, device)
+        plan_w = MarginalPlan(domain, workload, device)
         truth = np.concatenate([marginal(data, domain, c) for c in workload])
-        starts = plan_w.offsets[:-1]
         self.history_: list[dict] = []
         for t in range(self.rounds):
             with torch.no_grad():
-                p = plan_w(model(z)).double().cpu().numpy()
-            scores = np.add.reduceat(np.abs(truth - n_hat * p), starts)
-            acc.spend(epsilon_t**2 / 8.0, f"select round {t + 1}")
-            pick = workload[
-                int(
-                    exponential_mechanism(
-                        scores, epsilon=epsilon_t, sensitivity=1.0, rng=rng
-                    )
-                )
-            ]
-            acc.spend(0.5 / sigma_t**2, f"measure {pick}")
-            i = workload.index(pick)
-            exact = truth[plan_w.offsets[i] : plan_w.offsets[i + 1]]
-            record(pick, exact + rng.normal(0.0, sigma_t, size=exact.shape), sigma_t**2)
-            self.history_.append(
-                {"clique": pick, "sigma": sigma_t, "epsilon": epsilon_t}
+                p = plan_w(trainer.model(trainer.z)).double().cpu().numpy()
+            i = _select(
+                truth, p, plan_w.offsets, n_hat, budget, t, self.accountant_, rng
             )
-            n_hat = estimate_n()
-            self.steps_.append(train(n_hat))
+            pick = workload[i]
+            _measure_pick(
+                truth[plan_w.offsets[i] : plan_w.offsets[i + 1]],
+                pick,
+                measurements,
+                budget,
+                self.accountant_,
+                rng,
+            )
+            self.history_.append(
+                {"clique": pick, "sigma": budget.sigma_t, "epsilon": budget.epsilon_t}
+            )
+            n_hat = _estimate_n(measurements)
+            self.steps_.append(trainer.train(measurements, n_hat))
 
-        model = model.cpu()
-        self.model_ = model
-        self.z_ = z.cpu()
-        with torch.no_grad():
-            probs = torch.exp(model(self.z_).double()).numpy()
-        self.probs_ = {}
-        for a, block in zip(
-            domain,
-            np.split(probs, np.cumsum(list(domain.values()))[:-1], axis=1),
-            strict=True,
-        ):
-            self.probs_[a] = block / block.sum(axis=1, keepdims=True)
+        self.model_ = trainer.model.cpu()
+        self.z_ = trainer.z.cpu()
+        self.probs_ = _product_probs(self.model_, self.z_, domain)
         self.n_hat_ = n_hat
         self.measurements_ = measurements
         self.workload_ = workload

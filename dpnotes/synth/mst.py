@@ -22,13 +22,13 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.mechanisms import exponential_mechanism, exponential_mechanism_epsilon
-from dpnotes.synth import _pgm
+from dpnotes.synth import pgm
 from dpnotes.synth.base import Synthesizer, measure
 from dpnotes.synth.domain import Domain
 from dpnotes.synth.marginals import Clique, marginal
 from dpnotes.validation import check_int, check_positive
 
-_OneWay = tuple[Clique, np.ndarray, float, "_pgm.ScaledQuery | None"]
+_OneWay = tuple[Clique, np.ndarray, float, "pgm.ScaledQuery | None"]
 
 __all__ = ["MST", "Compression", "compress_domain", "select_tree"]
 
@@ -117,7 +117,7 @@ def compress_domain(
         new_domain[attr] = k + 1
         maps[attr] = mapping
         merged[attr] = np.flatnonzero(~keep)
-        measured.append(((attr,), y2, sigma, _pgm.ScaledQuery(weights)))
+        measured.append(((attr,), y2, sigma, pgm.ScaledQuery(weights)))
     return Compression(new_domain, maps, merged), measured
 
 
@@ -235,14 +235,14 @@ class MST(Synthesizer):
             domain, oneway, sigma=sigma1, threshold=self.compress_threshold
         )
         cdata = comp.transform(data)
-        log = _pgm.MeasurementLog(comp.domain)
+        log = pgm.MeasurementLog(comp.domain)
         for clique, y, sigma, query in oneway_measured:
             log.add(clique, y, sigma, query)
         self.tree_: list[Clique] = []
         if d > 1:
-            model = _pgm.estimate(log, iters=self.iters // 3)
+            model = pgm.estimate(log, iters=self.iters // 3)
             pairs = list(itertools.combinations(comp.domain, 2))
-            est = _pgm.model_marginals(model, comp.domain, pairs)
+            est = pgm.model_marginals(model, comp.domain, pairs)
             eps_each = exponential_mechanism_epsilon(rho=share / (d - 1))
             for _ in range(d - 1):
                 acc.spend(eps_each**2 / 8.0, "tree edge selection")
@@ -255,8 +255,8 @@ class MST(Synthesizer):
                 log.add(clique, y, sigma2)
         self.compression_ = comp
         self.log_ = log
-        self.model_ = _pgm.estimate(log, iters=self.iters)
+        self.model_ = pgm.estimate(log, iters=self.iters)
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        codes = _pgm.sample_model(self.model_, self.compression_.domain, n, rng=rng)
+        codes = pgm.sample_model(self.model_, self.compression_.domain, n, rng=rng)
         return self.compression_.expand(codes, rng)

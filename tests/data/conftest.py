@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpnotes.data import _files
+from dpnotes.data import files as _files
 
 # Read once at import: the autouse fixture below removes the variable for every test so
 # that the fast tests can never read (or write to) the real data folder by accident.
@@ -27,6 +27,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         raise AssertionError("a test tried to use the network")
 
     monkeypatch.setattr(_files, "_urlopen", no_network)
+    # pooch waits seconds between attempts: the tests' fake servers answer at once.
+    monkeypatch.setattr(_files, "DOWNLOAD_RETRIES", 0)
 
 
 @pytest.fixture

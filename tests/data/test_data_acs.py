@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import dpnotes.data as data
-from dpnotes.data import _files
+from dpnotes.data import files as _files
 
 # Every column that folktables' predefined problems read (features, targets, filters).
 _NEEDED = sorted(

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import dpnotes.data as data
-import dpnotes.dpsgd.data as prep
+import dpnotes.data.encodings as prep
 
 # Read at import, like the conftest: its autouse fixture unsets the variable per test,
 # and the real data are loaded once per module below.

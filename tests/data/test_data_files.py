@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import dpnotes.data as data
-from dpnotes.data import _files
+from dpnotes.data import files as _files
 
 CITATIONS = {
     "ding2021folktables",

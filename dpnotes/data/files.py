@@ -2,9 +2,13 @@
 
 Every loader in :mod:`dpnotes.data` goes through :func:`ensure_file`: it finds the
 file under the data root, checks its sha256 where the registry knows it, and only if
-the file is missing (and the network is allowed) downloads the original into a
-temporary file that is checked and then moved into place atomically with
-:func:`os.replace`. A half-written download therefore never sits at the final path.
+the file is missing (and the network is allowed) downloads the original. Downloads go
+through `pooch <https://www.fatiando.org/pooch/>`_ (a registry of hashes checked on
+arrival, retries, a temporary file moved into place, and unzipping of archives), with
+this module's own transfer function underneath, which refuses HTTP errors, HTML error
+pages saved in place of data, truncated bodies and payloads of the wrong kind. The
+checked file is moved into place atomically with :func:`os.replace`, so a half-written
+download never sits at the final path.
 
 The data root is, in order: the ``root`` argument, the environment variable
 ``DPNOTES_DATA_DIR``, or a per-user cache folder (``$XDG_CACHE_HOME/dpnotes/data`` or
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -27,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+import pooch
 
 __all__ = [
     "ENV_DATA_DIR",
@@ -40,7 +45,9 @@ __all__ = [
     "ensure_file",
     "file_info",
     "file_sha256",
+    "head_bytes",
     "is_offline",
+    "lookup",
     "verify_sha256",
 ]
 
@@ -49,6 +56,8 @@ ENV_OFFLINE = "DPNOTES_OFFLINE"
 
 #: Seconds to wait for a server before giving up on a download.
 DOWNLOAD_TIMEOUT = 60.0
+#: Further attempts pooch makes at a URL whose download failed its hash check.
+DOWNLOAD_RETRIES = 2
 _CHUNK = 1 << 20
 _USER_AGENT = "dpnotes-data-loader/0.1 (+https://github.com/dpnotes/dpnotes)"
 
@@ -308,7 +317,8 @@ def file_info(relpath: str) -> KnownFile:
     return _REGISTRY[key]
 
 
-def _lookup(relpath: str) -> KnownFile | None:
+def lookup(relpath: str) -> KnownFile | None:
+    """Return the registry record of ``relpath``, or None for an unknown file."""
     return _REGISTRY.get(relpath)
 
 
@@ -441,7 +451,8 @@ def verify_sha256(
     )
 
 
-def _head(path: Path, n: int = 2048) -> bytes:
+def head_bytes(path: str | os.PathLike[str], n: int = 2048) -> bytes:
+    """Return the first ``n`` bytes of a file (to tell data from an error page)."""
     with open(path, "rb") as handle:
         return handle.read(n)
 
@@ -461,7 +472,7 @@ def check_not_html(path: str | os.PathLike[str], expected: str) -> None:
         DataIntegrityError: If the file is empty or starts like an HTML/XML page.
     """
     p = Path(path)
-    head = _head(p)
+    head = head_bytes(p)
     if not head.strip():
         raise DataIntegrityError(
             f"data file {p} is empty, but it should be {expected}. Delete it and load "
@@ -509,7 +520,7 @@ def _fetch(url: str, dest: Path, *, magic: bytes | None, timeout: float) -> None
         raise OSError(f"truncated download: got {written:,} of {int(length):,} bytes")
     if written == 0:
         raise OSError("the server sent an empty body")
-    head = _head(dest)
+    head = head_bytes(dest)
     if looks_like_html(head):
         raise OSError("the server sent an HTML page instead of the data file")
     if magic is not None and not head.startswith(magic):
@@ -519,18 +530,57 @@ def _fetch(url: str, dest: Path, *, magic: bytes | None, timeout: float) -> None
         )
 
 
-def _extract_member(archive: Path, member: str, dest: Path) -> None:
+def _transfer(magic: bytes | None) -> Callable[..., bool | None]:
+    """Return a pooch downloader that streams with :func:`_fetch` and its checks."""
+
+    def download(
+        url: str, output_file: Any, pup: Any = None, check_only: bool = False
+    ) -> bool | None:
+        if check_only:
+            return True
+        _fetch(url, Path(output_file), magic=magic, timeout=DOWNLOAD_TIMEOUT)
+        return None
+
+    return download
+
+
+def _fetch_with_pooch(info: KnownFile, url: str, folder: Path) -> Path:
+    """Download ``url`` into ``folder`` with pooch; return the (extracted) file.
+
+    For a plain file pooch checks the registry's sha256 on arrival. For an archive
+    the registry pins the member, not the archive, so the member is checked here.
+    """
+    fname = url.rsplit("/", 1)[-1] if info.archive_member else Path(info.relpath).name
+    known = None
+    if info.archive_member is None and info.sha256 is not None:
+        known = f"sha256:{info.sha256}"
+    pup = pooch.create(
+        path=folder,
+        base_url="",
+        registry={fname: known},
+        urls={fname: url},
+        retry_if_failed=DOWNLOAD_RETRIES,
+    )
+    processor = None
+    if info.archive_member is not None:
+        processor = pooch.Unzip(members=[info.archive_member], extract_dir="members")
     try:
-        with zipfile.ZipFile(archive) as zf:
-            names = zf.namelist()
-            if member not in names:
-                raise OSError(
-                    f"the archive has no member {member!r} (it has {names[:10]})"
-                )
-            with zf.open(member) as src, open(dest, "wb") as out:
-                shutil.copyfileobj(src, out, _CHUNK)
+        got = pup.fetch(fname, processor=processor, downloader=_transfer(info.magic))
     except zipfile.BadZipFile as err:
         raise OSError(f"the downloaded archive is not a valid zip file: {err}") from err
+    except ValueError as err:  # pooch: the hash does not match the registry
+        raise OSError(f"the downloaded file failed verification: {err}") from err
+    if isinstance(got, list):
+        if not got:
+            raise OSError(f"the archive has no member {info.archive_member!r}")
+        got = got[0]
+    final = Path(got)
+    if info.archive_member is not None and info.sha256 is not None:
+        try:
+            verify_sha256(final, info.sha256, info=info)
+        except DataIntegrityError as err:
+            raise OSError(f"the downloaded file failed verification: {err}") from err
+    return final
 
 
 def _download(info: KnownFile, path: Path) -> None:
@@ -538,37 +588,16 @@ def _download(info: KnownFile, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     for url in info.urls:
-        tmp_paths: list[Path] = []
         try:
-            fd, name = tempfile.mkstemp(
+            # A folder beside the target: the final os.replace stays on one disk,
+            # and everything pooch wrote (archive included) goes with the folder.
+            with tempfile.TemporaryDirectory(
                 dir=path.parent, prefix=f".{path.name}.", suffix=".part"
-            )
-            os.close(fd)
-            tmp_paths.append(Path(name))
-            _fetch(url, Path(name), magic=info.magic, timeout=DOWNLOAD_TIMEOUT)
-            final_tmp = Path(name)
-            if info.archive_member is not None:
-                fd, member_name = tempfile.mkstemp(
-                    dir=path.parent, prefix=f".{path.name}.", suffix=".part"
-                )
-                os.close(fd)
-                tmp_paths.append(Path(member_name))
-                _extract_member(Path(name), info.archive_member, Path(member_name))
-                final_tmp = Path(member_name)
-            if info.sha256 is not None:
-                try:
-                    verify_sha256(final_tmp, info.sha256, info=info)
-                except DataIntegrityError as err:
-                    raise OSError(
-                        f"the downloaded file failed verification: {err}"
-                    ) from err
-            os.replace(final_tmp, path)
+            ) as folder:
+                os.replace(_fetch_with_pooch(info, url, Path(folder)), path)
             return
-        except (OSError, urllib.error.URLError, ValueError, TimeoutError) as err:
+        except (OSError, urllib.error.URLError, TimeoutError) as err:
             errors.append(f"{url}: {err}")
-        finally:
-            for tmp in tmp_paths:
-                tmp.unlink(missing_ok=True)
     raise OSError("; ".join(errors) if errors else "no download URL is known")
 
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from dpnotes.experiments.registry import get_experiment
-from dpnotes.experiments.runner import load_or_run, load_stored
-from dpnotes.experiments.store import StoredResult
+from dpnotes.lab.registry import get_experiment
+from dpnotes.lab.runner import load_or_run, load_stored
+from dpnotes.lab.store import StoredResult
 
 __all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["Layout"]
+
 
 @dataclass(frozen=True)
 class Layout:

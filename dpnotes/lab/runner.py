@@ -1,7 +1,15 @@
-"""Run registered experiments, store results with provenance, and load them back."""
+"""Run registered experiments, store results with provenance, and load them back.
+
+Cells run in this process (``jobs=1``), in spawned local worker processes
+(``jobs > 1``), or on a Dask cluster (``scheduler="tcp://host:8786"`` or
+``$DPNOTES_SCHEDULER``): a ``distributed.Client``'s executor is a
+:mod:`concurrent.futures` executor, so all three go through one code path, and each
+finished cell is stored as it returns, whichever machine computed it.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import datetime as dt
 import importlib.metadata
@@ -11,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,27 +27,42 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-from dpnotes.experiments.registry import (
+from dpnotes.lab.registry import (
     PROFILES,
     Experiment,
     config_hash,
     get_experiment,
     stable_hash,
+    to_jsonable,
 )
-from dpnotes.experiments.store import (
+from dpnotes.lab.store import (
     RUN_CACHE_DIR,
-    RUN_CACHE_ENV,
+    RunCache,
     StoredResult,
     atomic_write_bytes,
     read_result,
+    result_folder,
     results_root,
+    run_lock,
     table_to_bytes,
     write_result,
 )
 
-__all__ = ["load_or_run", "load_stored", "provenance", "run", "stale_reason"]
+__all__ = [
+    "checkpoint",
+    "load_or_run",
+    "load_stored",
+    "provenance",
+    "run",
+    "stale_reason",
+]
 
 FALLBACK_ENV = "DPNOTES_FALLBACK_PROFILE"
+#: Address of a Dask scheduler to send cells to when ``scheduler`` is not given.
+SCHEDULER_ENV = "DPNOTES_SCHEDULER"
+#: Seconds :func:`load_or_run` waits for another process computing the same result.
+LOAD_WAIT_S = 3600.0
+
 
 _PACKAGES = (
     "dpnotes",
@@ -65,7 +88,7 @@ def _package_versions() -> dict[str, str]:
     return versions
 
 
-def _code_version() -> str:
+def code_version() -> str:
     """Return the package version and, in a git checkout, the commit (``.dirty``)."""
     from dpnotes import __version__
 
@@ -127,10 +150,10 @@ def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any
         "figure": experiment.figure,
         "profile": profile,
         "seed": seed,
-        "config": dict(experiment.config(profile)),
+        "config": to_jsonable(experiment.config(profile)),
         "config_hash": config_hash(experiment, profile),
         "code_digests": experiment.code_digests(),
-        "code_version": _code_version(),
+        "code_version": code_version(),
         "packages": _package_versions(),
         "device": _device(),
         "datasets": _datasets(experiment, profile),
@@ -151,50 +174,15 @@ def _check_profile(profile: str) -> None:
         )
 
 
-class _HiddenBar(tqdm):
-    """A tqdm bar that never draws, whatever its caller asked for."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["disable"] = True
-        super().__init__(*args, **kwargs)
-
-
-def _hide_cell_bars() -> None:
-    # Cells draw bars of their own (DP-SGD's training steps), created through
-    # ``from tqdm import tqdm`` when they run; pointing that name at a bar that never
-    # draws hides them without any change to the experiments' code, which would
-    # change their config hash. Progress bars draw no random numbers, so results are
-    # the same either way.
-    import tqdm as package
-
-    package.tqdm = _HiddenBar
-
-
-@contextlib.contextmanager
-def _cell_bars(progress: bool):
-    """Hide the bars that cells draw, in this process, unless ``progress``."""
-    import tqdm as package
-
-    previous = package.tqdm
-    if not progress:
-        _hide_cell_bars()
-    try:
-        yield
-    finally:
-        package.tqdm = previous
-
-
-#: True in the runner's spawned worker processes (set by their initializer).
+#: True in the runner's spawned local worker processes (set by their initializer).
 _IN_WORKER = False
 
 
-def _start_worker(progress: bool) -> None:
-    """Prepare a spawned worker: one thread, and its cells' bars hidden if asked."""
+def _start_worker() -> None:
+    """Prepare a spawned local worker: one thread per worker."""
     global _IN_WORKER
     _IN_WORKER = True
     _one_thread_each()
-    if not progress:
-        _hide_cell_bars()
 
 
 def _one_thread_each() -> None:
@@ -214,64 +202,104 @@ def _one_thread_each() -> None:
     torch.set_num_threads(1)
 
 
-@contextlib.contextmanager
-def _run_cache_set(root: str | os.PathLike[str] | None):
-    """Point ``$DPNOTES_RUN_CACHE`` at the store's run cache unless it is set.
-
-    Worker processes are started inside, so they inherit it.
-    """
-    if os.environ.get(RUN_CACHE_ENV):
-        yield
-        return
-    os.environ[RUN_CACHE_ENV] = str(results_root(root) / RUN_CACHE_DIR)
-    try:
-        yield
-    finally:
-        os.environ.pop(RUN_CACHE_ENV, None)
-
-
 #: Set to ``0`` to keep JAX's persistent compilation cache off in experiment runs.
 COMPILATION_CACHE_ENV = "DPNOTES_COMPILATION_CACHE"
 #: Disk the persistent compilation cache may take before JAX evicts old programs.
 COMPILATION_CACHE_BYTES = 4 << 30
 
 
-def _compilation_cache_on() -> None:
+def _compilation_cache_on(cache: Path) -> None:
     """Let a worker load JAX programs that another worker or an earlier run compiled.
 
-    ``dpnotes.synth._pgm`` turns JAX's persistent cache off, as mbi advises for
+    ``dpnotes.synth`` leaves JAX's persistent cache off, as mbi advises for
     interactive use: mbi compiles one program per clique structure, each used a
     handful of times. An experiment grid is the opposite case. Its cells run in
     separate processes (the workers of one run, then the runs of each seed and data
     set), and MST and AIM fits spend most of their time compiling programs that
     another process has already compiled: on the New York sample, backend compilation
-    was 87 % of a stratified MST fit (``benchmarks/bench_compile_cache.py``). A
-    loaded program is the same machine code, so no result changes (the benchmark and
-    a test compare samples drawn with and without it).
+    was 87 % of a stratified MST fit. A loaded program is the same machine code, so no
+    result changes (a test compares samples drawn with and without it).
 
-    The cache lives in the run cache (``$DPNOTES_RUN_CACHE/jax``, ignored by git).
-    Only the runner's own worker processes (``jobs > 1``) turn it on, never the
-    caller's process, whose JAX settings stay its own. JAX decides once per process,
-    at its first compilation, whether to use it, so this runs before each cell; it
-    does nothing where JAX is not loaded or ``$DPNOTES_COMPILATION_CACHE`` is ``0``.
+    The cache lives in the run cache (``<cache>/jax``, ignored by git). Only worker
+    processes (local ``jobs > 1``, or Dask workers) turn it on, never the caller's
+    process, whose JAX settings stay its own. JAX decides once per process, at its
+    first compilation, whether to use it, so this runs before each cell; it does
+    nothing where JAX is not loaded or ``$DPNOTES_COMPILATION_CACHE`` is ``0``.
     """
     jax = sys.modules.get("jax")
-    folder = os.environ.get(RUN_CACHE_ENV)
-    if jax is None or not folder or os.environ.get(COMPILATION_CACHE_ENV) == "0":
+    if jax is None or os.environ.get(COMPILATION_CACHE_ENV) == "0":
         return
-    jax.config.update("jax_compilation_cache_dir", str(Path(folder) / "jax"))
+    jax.config.update("jax_compilation_cache_dir", str(cache / "jax"))
     jax.config.update("jax_compilation_cache_max_size", COMPILATION_CACHE_BYTES)
     jax.config.update("jax_enable_compilation_cache", True)
 
 
-def _run_one(name: str, profile: str, seed: int, cell: dict[str, Any]) -> pd.DataFrame:
-    """Run one cell (in this process or a worker): the unit of resumable work."""
+def run_cell(
+    name: str,
+    profile: str,
+    seed: int,
+    cell: Mapping[str, Any],
+    *,
+    cache: str | os.PathLike[str] | None = None,
+    progress: bool = False,
+    worker: bool | None = None,
+) -> pd.DataFrame:
+    """Compute one cell of an experiment, as a run does (the unit of resumable work).
+
+    The rows are those :func:`run` stores for the cell: the cell's random stream is
+    spawned from ``seed`` and the cell's content, and its keys are added as columns.
+
+    Args:
+        name: A registered experiment.
+        profile: ``smoke``, ``quick`` or ``paper``.
+        seed: The run's root seed.
+        cell: One cell of the profile's grid.
+        cache: Folder of the run cache handed to the cell, or None for no cache.
+        progress: Let the cell draw progress bars of its own.
+        worker: Whether this is a worker process (turns on JAX's compilation cache);
+            default: true in the runner's local workers and on Dask workers.
+    """
     experiment = get_experiment(name)
-    if _IN_WORKER:
-        _compilation_cache_on()
-    return experiment.run_cell(
-        experiment.config(profile), cell, rng=_cell_rng(seed, cell)
+    if worker is None:
+        worker = _IN_WORKER or _on_dask_worker()
+    if worker and cache is not None:
+        _compilation_cache_on(Path(cache))
+    rows = experiment.run_cell(
+        experiment.config(profile),
+        cell,
+        rng=_cell_rng(seed, dict(cell)),
+        cache=RunCache(cache) if cache is not None else None,
+        progress=progress,
     )
+    if not isinstance(rows, pd.DataFrame):
+        raise TypeError(f"{name}: run_cell must return a DataFrame, got {type(rows)}.")
+    for key, value in reversed(list(cell.items())):
+        if key not in rows.columns:
+            rows.insert(0, key, value if not isinstance(value, list) else str(value))
+    return rows
+
+
+def _on_dask_worker() -> bool:
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return False
+    try:
+        distributed.get_worker()
+    except ValueError:
+        return False
+    return True
+
+
+def _check_jobs(jobs: Any) -> int:
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
+    return int(jobs)
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
+    return int(seed)
 
 
 def run(
@@ -283,8 +311,10 @@ def run(
     progress: bool = True,
     keep_cells: bool = False,
     jobs: int = 1,
+    scheduler: str | None = None,
     checkpoint_s: float = 120.0,
     only: Mapping[str, Sequence[Any]] | None = None,
+    wait: float = 0.0,
 ) -> StoredResult:
     """Run one experiment under one profile and store its table with provenance.
 
@@ -296,6 +326,13 @@ def run(
     resumes from. When every cell is done the table and ``meta.json`` are written
     atomically and the cell files are removed (unless ``keep_cells``).
 
+    A finished result is never lost: a partial result never replaces a complete one,
+    nor a partial one that holds more cells (the finished cells then stay in
+    ``cells/`` to resume from); results of different root seeds live in different
+    folders (:func:`~dpnotes.lab.store.result_folder`); and a run holds a file lock
+    on its folder, so a second run of the same experiment, profile and seed refuses
+    (or waits ``wait`` seconds) instead of writing over the first.
+
     Args:
         name: A registered experiment (``python -m dpnotes list``).
         profile: ``smoke``, ``quick`` or ``paper``.
@@ -304,34 +341,83 @@ def run(
         progress: Show a tqdm progress bar over the cells, and let cells show their
             own (e.g. over training steps); ``False`` hides them all.
         keep_cells: Keep the per-cell files after the final write.
-        jobs: Worker processes; cells are independent (each has its own random
+        jobs: Local worker processes; cells are independent (each has its own random
             stream keyed by its content), so the table does not depend on ``jobs``.
+        scheduler: Address of a Dask scheduler (``tcp://host:8786``) to run the cells
+            on instead of local processes; default ``$DPNOTES_SCHEDULER``. The
+            workers need this package and the data, and must see the store's run
+            cache folder if experiments share computations through it.
         checkpoint_s: Seconds between partial results; ``0`` writes one after every
             cell.
         only: Compute only the cells whose value of each named key is among the
             given ones, e.g. ``{"dataset": ["NM"], "seed": [0]}`` (values are matched
-            as written or as numbers). Each cell has its own random stream, so the
-            order in which cells are computed does not change any of them; a run
-            that leaves cells undone stores a partial result.
+            as written or as numbers); a run that leaves cells undone stores a partial
+            result.
+        wait: Seconds to wait for another run of the same result to finish.
 
     Returns:
         The stored result.
+
+    Raises:
+        ValueError: For an unknown experiment or profile, a bad seed, ``jobs`` or
+            ``only``, or a scheduler that cannot be reached (nothing is changed).
+        dpnotes.lab.store.RunLocked: If another run holds the result's lock.
     """
     _check_profile(profile)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
+    seed = _check_seed(seed)
+    jobs = _check_jobs(jobs)
     experiment = get_experiment(name)
-    folder, meta, cells, hashes, files = _layout(experiment, profile, int(seed), root)
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    folder, meta, cells, hashes, files = _layout(experiment, profile, seed, root)
+    selected = _select_cells(cells, only) if only else None
+    with contextlib.ExitStack() as stack:
+        executor = stack.enter_context(_executor(jobs, scheduler))
+        stack.enter_context(
+            run_lock(folder, wait=wait, what=f"{name} [{profile}] seed {seed}")
+        )
+        return _run_locked(
+            experiment,
+            profile,
+            seed,
+            root,
+            folder,
+            meta,
+            cells,
+            hashes,
+            files,
+            executor=executor,
+            selected=selected,
+            progress=progress,
+            keep_cells=keep_cells,
+            checkpoint_s=checkpoint_s,
+        )
 
+
+def _run_locked(
+    experiment: Experiment,
+    profile: str,
+    seed: int,
+    root: str | os.PathLike[str] | None,
+    folder: Path,
+    meta: dict[str, Any],
+    cells: list[dict[str, Any]],
+    hashes: list[str],
+    files: list[Path],
+    *,
+    executor: concurrent.futures.Executor | None,
+    selected: set[int] | None,
+    progress: bool,
+    keep_cells: bool,
+    checkpoint_s: float,
+) -> StoredResult:
+    """Run the cells still to do and store the result (the lock is held)."""
+    name = experiment.name
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.timezone.utc)
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be a positive integer, got {jobs!r}.")
-    _restore_partial(folder, experiment.name, profile, meta, hashes, files)
+    _restore_partial(folder, name, profile, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
-    if only:
-        selected = _select_cells(cells, only)
+    if selected is not None:
         todo = [i for i in todo if i in selected]
     bar = tqdm(
         total=len(cells),
@@ -340,50 +426,38 @@ def run(
         unit="cell",
         disable=not progress,
     )
+    last_checkpoint = [time.perf_counter()]
+
+    def partial() -> None:
+        _write_partial(folder, meta, hashes, files, started, started_at)
 
     def store(i: int, rows: pd.DataFrame) -> None:
-        if not isinstance(rows, pd.DataFrame):
-            raise TypeError(
-                f"{name}: run_cell must return a DataFrame, got {type(rows)}."
-            )
-        for key, value in reversed(list(cells[i].items())):
-            if key not in rows.columns:
-                rows.insert(
-                    0, key, value if not isinstance(value, list) else str(value)
-                )
         atomic_write_bytes(files[i], table_to_bytes(rows))
         bar.update(1)
         if time.perf_counter() - last_checkpoint[0] >= checkpoint_s:
-            _write_partial(folder, meta, hashes, files, started, started_at)
+            partial()
             last_checkpoint[0] = time.perf_counter()
 
-    last_checkpoint = [time.perf_counter()]
-
+    cache = results_root(root) / RUN_CACHE_DIR
     try:
-        with _run_cache_set(root), _cell_bars(progress):
-            if jobs == 1 or len(todo) <= 1:
-                for i in todo:
-                    store(i, _run_one(name, profile, int(seed), cells[i]))
-            else:
-                _run_pool(name, profile, int(seed), cells, todo, jobs, store, progress)
+        _compute(name, profile, seed, cells, todo, store, executor, cache, progress)
     except BaseException:
         # A failure or an interruption (Ctrl-C, or SIGTERM through the command line)
         # keeps what is finished: the partial result then holds every finished cell,
         # not only those of the last checkpoint.
         if any(f.is_file() for f in files):
-            _write_partial(folder, meta, hashes, files, started, started_at)
+            partial()
         raise
     finally:
         bar.close()
     if not all(f.is_file() for f in files):
         # A selection (``only``) left cells undone: the result is partial.
-        _write_partial(folder, meta, hashes, files, started, started_at)
-        partial = load_stored(name, profile, root=root, allow_partial=True)
-        assert partial is not None
-        return partial
+        partial()
+        stored = read_result(folder, experiment=name, profile=profile)
+        assert stored is not None
+        return stored
     parts = [pd.read_csv(f) for f in files]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
     finished_at = dt.datetime.now(dt.timezone.utc)
     meta.update(
         {
@@ -401,11 +475,115 @@ def run(
     return result
 
 
+def _compute(
+    name: str,
+    profile: str,
+    seed: int,
+    cells: Sequence[dict[str, Any]],
+    todo: Sequence[int],
+    store: Callable[[int, pd.DataFrame], None],
+    executor: concurrent.futures.Executor | None,
+    cache: Path,
+    progress: bool,
+) -> None:
+    """Compute the cells ``todo`` and hand each finished one to ``store``."""
+    if executor is None or len(todo) <= 1:
+        for i in todo:
+            store(
+                i,
+                run_cell(name, profile, seed, cells[i], cache=cache, progress=progress),
+            )
+        return
+    futures = {
+        executor.submit(
+            run_cell, name, profile, seed, cells[i], cache=str(cache), progress=False
+        ): i
+        for i in todo
+    }
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            store(futures[future], future.result())
+    except BaseException:
+        # Start no queued cell: its result could no longer be stored.
+        for future in futures:
+            future.cancel()
+        raise
+
+
+@contextlib.contextmanager
+def _executor(
+    jobs: int, scheduler: str | None
+) -> Iterator[concurrent.futures.Executor | None]:
+    """Yield where cells run: None (this process), local processes, or Dask."""
+    if scheduler:
+        with _dask_executor(scheduler) as executor:
+            yield executor
+        return
+    if jobs == 1:
+        yield None
+        return
+    import multiprocessing
+
+    # Spawned (not forked) workers: JAX and torch are not fork-safe.
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+    )
+    try:
+        yield pool
+    except BaseException:
+        # Stop the running cells: orphaned workers would hold the cores.
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        raise
+    pool.shutdown(wait=True)
+
+
+#: Seconds to wait for a Dask scheduler to answer before giving up.
+SCHEDULER_TIMEOUT_S = 10
+
+
+@contextlib.contextmanager
+def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
+    """Yield a ``concurrent.futures`` executor backed by the Dask scheduler ``address``.
+
+    Dask reruns the cells of a worker that is lost; when the client itself fails,
+    the finished cells are stored and a rerun resumes from them.
+
+    Raises:
+        ValueError: If ``distributed`` is not installed or the scheduler does not
+            answer within :data:`SCHEDULER_TIMEOUT_S` seconds.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            "running on a Dask scheduler needs the optional extra 'cluster': "
+            "pip install 'dpnotes[cluster]'."
+        ) from None
+    try:
+        client = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+    except (OSError, TimeoutError, ValueError) as err:
+        raise ValueError(
+            f"no Dask scheduler answered at {address!r} within {SCHEDULER_TIMEOUT_S} s "
+            f"({err.__class__.__name__}: {err}); start one with `dask scheduler` and "
+            "workers with `dask worker ADDRESS`, or run without --scheduler to use "
+            "local processes. Nothing was changed."
+        ) from None
+    try:
+        yield client.get_executor(pure=False)
+    finally:
+        client.close()
+
+
 def _layout(
-    experiment, profile: str, seed: int, root: str | os.PathLike[str] | None
+    experiment: Experiment, profile: str, seed: int, root: str | os.PathLike[str] | None
 ) -> tuple[Path, dict[str, Any], list[dict[str, Any]], list[str], list[Path]]:
     """Return a run's folder, provenance, cells, cell hashes and per-cell files."""
-    folder = results_root(root) / experiment.name / profile
+    folder = result_folder(root, experiment.name, profile, seed)
     meta = provenance(experiment, profile, seed)
     cells_dir = folder / "cells" / f"{meta['config_hash']}-seed{seed}"
     cells = experiment.cells(profile)
@@ -454,44 +632,6 @@ def _select_cells(
     return selected
 
 
-def _run_pool(
-    name: str,
-    profile: str,
-    seed: int,
-    cells: Sequence[dict[str, Any]],
-    todo: Sequence[int],
-    jobs: int,
-    store,
-    progress: bool = True,
-) -> None:
-    import concurrent.futures
-    import multiprocessing
-
-    # Spawned (not forked) workers: JAX and torch are not fork-safe.
-    context = multiprocessing.get_context("spawn")
-    pool = concurrent.futures.ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(progress,),
-    )
-    try:
-        futures = {
-            pool.submit(_run_one, name, profile, seed, cells[i]): i for i in todo
-        }
-        for future in concurrent.futures.as_completed(futures):
-            store(futures[future], future.result())
-    except BaseException:
-        # Start no queued cell and stop the running ones: their results could no
-        # longer be stored, and orphaned workers would hold the cores.
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        raise
-    pool.shutdown(wait=True)
-
-
 def checkpoint(
     name: str,
     profile: str,
@@ -510,12 +650,11 @@ def checkpoint(
         replaced); ``None`` when no cell of the current code and ``seed`` is done.
     """
     _check_profile(profile)
-    complete = load_stored(name, profile, root=root)
+    seed = _check_seed(seed)
+    complete = load_stored(name, profile, root=root, seed=seed)
     if complete is not None:
         return complete
-    folder, meta, _, hashes, files = _layout(
-        get_experiment(name), profile, int(seed), root
-    )
+    folder, meta, _, hashes, files = _layout(get_experiment(name), profile, seed, root)
     # The stored partial's cells belong to the new one too.
     _restore_partial(folder, name, profile, meta, hashes, files)
     if not any(f.is_file() for f in files):
@@ -528,7 +667,7 @@ def checkpoint(
         time.perf_counter(),
         dt.datetime.now(dt.timezone.utc),
     )
-    return load_stored(name, profile, root=root, allow_partial=True)
+    return load_stored(name, profile, root=root, seed=seed, allow_partial=True)
 
 
 def _write_partial(
@@ -539,8 +678,18 @@ def _write_partial(
     started: float,
     started_at: dt.datetime,
 ) -> None:
-    """Store the finished cells as a partial result (table plus their hashes)."""
+    """Store the finished cells as a partial result (table plus their hashes).
+
+    Nothing is written over a complete result, nor over a partial one with more
+    finished cells (of other code, or another checkout): the finished cells stay in
+    the run's ``cells/`` folder, and a rerun resumes from them.
+    """
     done = [(h, f) for h, f in zip(hashes, files, strict=True) if f.is_file()]
+    stored = read_result(folder, experiment=meta["experiment"], profile=meta["profile"])
+    if stored is not None and (
+        not stored.partial or len(stored.meta.get("cells_done", [])) > len(done)
+    ):
+        return
     parts = [pd.read_csv(f) for _, f in done]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     write_result(
@@ -601,17 +750,20 @@ def load_stored(
     profile: str,
     *,
     root: str | os.PathLike[str] | None = None,
+    seed: int = 0,
     allow_partial: bool = False,
 ) -> StoredResult | None:
     """Return the stored result of ``name``/``profile`` if it is trusted and current.
 
     A partial result (an unfinished run's checkpoint) counts only with
-    ``allow_partial``.
+    ``allow_partial``. ``seed`` selects the root seed's result (default 0).
     """
     _check_profile(profile)
     experiment = get_experiment(name)
     stored = read_result(
-        results_root(root) / experiment.name / profile, experiment=name, profile=profile
+        result_folder(root, experiment.name, profile, _check_seed(seed)),
+        experiment=name,
+        profile=profile,
     )
     if stored is None or stored.config_hash != config_hash(experiment, profile):
         return None
@@ -621,7 +773,11 @@ def load_stored(
 
 
 def stale_reason(
-    name: str, profile: str, *, root: str | os.PathLike[str] | None = None
+    name: str,
+    profile: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    seed: int = 0,
 ) -> str | None:
     """Say why a trusted stored result of ``name``/``profile`` is no longer current.
 
@@ -633,7 +789,9 @@ def stale_reason(
     _check_profile(profile)
     experiment = get_experiment(name)
     stored = read_result(
-        results_root(root) / experiment.name / profile, experiment=name, profile=profile
+        result_folder(root, experiment.name, profile, _check_seed(seed)),
+        experiment=name,
+        profile=profile,
     )
     if stored is None or stored.config_hash == config_hash(experiment, profile):
         return None
@@ -645,7 +803,7 @@ def stale_reason(
             shown = ", ".join(changed[:3])
             more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
             return f"code changed in {shown}{more}"
-    if stored.config != dict(experiment.config(profile)):
+    if stored.config != to_jsonable(experiment.config(profile)):
         return "settings changed"
     return "code, settings or version changed"
 
@@ -670,12 +828,21 @@ def load_or_run(
     the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it.
     """
     for profile in prefer:
-        stored = load_stored(name, profile, root=root, allow_partial=allow_partial)
+        stored = load_stored(
+            name, profile, root=root, seed=seed, allow_partial=allow_partial
+        )
         if stored is not None:
             return stored
     fallback = fallback or os.environ.get(FALLBACK_ENV) or "quick"
     _check_profile(fallback)
-    stored = load_stored(name, fallback, root=root)
+    # Another process (a second notebook) may be computing the same result: wait for
+    # it, then use what it stored.
+    with run_lock(
+        result_folder(root, name, fallback, _check_seed(seed)), wait=LOAD_WAIT_S
+    ):
+        stored = load_stored(name, fallback, root=root, seed=seed)
     if stored is not None:
         return stored
-    return run(name, fallback, seed=seed, root=root, progress=progress)
+    return run(
+        name, fallback, seed=seed, root=root, progress=progress, wait=LOAD_WAIT_S
+    )

@@ -14,6 +14,11 @@ Three things live here:
   uses the global numpy state). For domains of at most :data:`FULL_JOINT_CELLS` cells
   the model's joint table is materialised once, which answers hundreds of marginal
   queries far faster than one variable elimination each.
+
+Importing this module leaves the caller's JAX configuration alone. mbi needs double
+precision, so every function here that hands data to mbi or JAX first calls
+:func:`enable_float64`, and mbi itself is imported on first use, after it; JAX's
+persistent compilation cache is then switched off unless the caller gave it a folder.
 """
 
 from __future__ import annotations
@@ -21,31 +26,69 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import warnings
 from collections.abc import Iterable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import jax
+import numpy as np
 
-# mbi needs double precision to converge on counts in the tens of thousands; its
-# maintainers also advise against JAX's persistent cache for many small programs.
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_enable_compilation_cache", False)
+from dpnotes.synth.domain import Domain, domain_cells
+from dpnotes.synth.marginals import Clique
 
-import mbi  # noqa: E402
-import numpy as np  # noqa: E402
-from mbi import estimation, junction_tree, marginal_loss  # noqa: E402
-
-from dpnotes.synth.domain import Domain, domain_cells  # noqa: E402
-from dpnotes.synth.marginals import Clique  # noqa: E402
+if TYPE_CHECKING:
+    import mbi
 
 __all__ = [
     "FULL_JOINT_CELLS",
+    "MAX_COMPILED",
     "MeasurementLog",
     "ScaledQuery",
+    "enable_float64",
     "estimate",
+    "estimate_total",
+    "joint_table",
     "mbi_domain",
     "model_marginals",
+    "model_size_mb",
     "sample_model",
 ]
+
+
+def enable_float64() -> None:
+    """Turn on JAX's double precision, which mbi needs, if it is not on already.
+
+    mbi needs double precision to converge on counts in the tens of thousands. The
+    switch is made here, when estimation runs, rather than when :mod:`dpnotes.synth`
+    is imported, so that importing the package leaves the caller's JAX configuration
+    alone.
+    """
+    if not jax.config.jax_enable_x64:
+        jax.config.update("jax_enable_x64", True)
+
+
+@functools.cache
+def _mbi() -> ModuleType:
+    # Runs once, when estimation first needs mbi. mbi's maintainers advise against
+    # JAX's persistent compilation cache for its many small programs: unless the
+    # caller has given the cache a folder (as the experiment runner does in its
+    # workers, where programs recur across processes), it is switched off here. mbi
+    # is imported only after double precision is on, since every array it makes must
+    # be float64; its warning about the cache is silenced where a folder was chosen.
+    enable_float64()
+    if not jax.config.jax_compilation_cache_dir:
+        jax.config.update("jax_enable_compilation_cache", False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="JAX persistent compilation cache is enabled"
+        )
+        import mbi
+        import mbi.estimation
+        import mbi.junction_tree
+        import mbi.marginal_loss
+    return mbi
+
 
 #: Domains up to this many cells are handled through the materialised joint table.
 FULL_JOINT_CELLS = int(os.environ.get("DPNOTES_FULL_JOINT_CELLS", 1 << 22))
@@ -70,8 +113,15 @@ class ScaledQuery:
 
 
 def mbi_domain(domain: Domain) -> mbi.Domain:
-    """Return the mbi ``Domain`` of a public domain mapping."""
-    return mbi.Domain(list(domain), [int(s) for s in domain.values()])
+    """Return the mbi ``Domain`` of a public domain mapping.
+
+    Args:
+        domain: ``attribute -> number of codes``.
+
+    Returns:
+        The same domain as mbi's ``Domain``.
+    """
+    return _mbi().Domain(list(domain), [int(s) for s in domain.values()])
 
 
 class MeasurementLog:
@@ -132,14 +182,17 @@ class MeasurementLog:
             weighted, precision = self._entries[(clique, query)]
             kwargs = {} if query is None else {"query": query}
             out.append(
-                mbi.LinearMeasurement(
+                _mbi().LinearMeasurement(
                     weighted / precision, clique, stddev=precision**-0.5, **kwargs
                 )
             )
         return out
 
 
-_ESTIMATOR = estimation.MirrorDescent()
+@functools.cache
+def _estimator():
+    return _mbi().estimation.MirrorDescent()
+
 
 #: Compiled estimators kept at most: each holds tens of megabytes of machine code, and
 #: AIM compiles one per round, so a long experiment would otherwise run out of memory.
@@ -154,11 +207,12 @@ def _mirror_descent(domain: mbi.Domain, loss_fn, total, potentials, iters):
     # The same steps as mbi's ``MirrorDescent().estimate``, compiled as one program:
     # mbi runs its initial and final steps eagerly, which costs a dozen small
     # compilations per new clique structure, and these dominate AIM's run time.
-    state = _ESTIMATOR._init(domain, loss_fn, total, warm_start=potentials)
+    estimator = _estimator()
+    state = estimator._init(domain, loss_fn, total, warm_start=potentials)
     state = jax.lax.fori_loop(
-        0, iters, lambda _, s: _ESTIMATOR._step(s, loss_fn, total, ()), state
+        0, iters, lambda _, s: estimator._step(s, loss_fn, total, ()), state
     )
-    return _ESTIMATOR._finalize(state, total)
+    return estimator._finalize(state, total)
 
 
 def estimate_total(measurements: Sequence[mbi.LinearMeasurement]) -> float:
@@ -200,10 +254,11 @@ def estimate(
     Returns:
         mbi's ``MarkovRandomField``; its ``total`` is :func:`estimate_total`.
     """
+    enable_float64()
     domain = mbi_domain(log.domain)
     measurements = log.measurements()
     total = estimate_total(measurements)
-    loss_fn = marginal_loss.from_linear_measurements(measurements, domain)
+    loss_fn = _mbi().marginal_loss.from_linear_measurements(measurements, domain)
     potentials = None if warm_start is None else warm_start.potentials
     if potentials is not None:
         potentials = potentials.expand(loss_fn.cliques)
@@ -217,8 +272,18 @@ def estimate(
 
 
 def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
-    """Return the size of the junction tree of ``cliques`` in megabytes (mbi's rule)."""
-    return float(junction_tree.hypothetical_model_size(mbi_domain(domain), cliques))
+    """Return the size of the junction tree of ``cliques`` in megabytes (mbi's rule).
+
+    Args:
+        domain: The public domain.
+        cliques: The model's cliques.
+
+    Returns:
+        The size mbi would allocate for the model's potentials, in megabytes.
+    """
+    return float(
+        _mbi().junction_tree.hypothetical_model_size(mbi_domain(domain), cliques)
+    )
 
 
 def _log_joint(model: mbi.MarkovRandomField, domain: Domain) -> np.ndarray:
@@ -238,7 +303,15 @@ def _log_joint(model: mbi.MarkovRandomField, domain: Domain) -> np.ndarray:
 
 
 def joint_table(model: mbi.MarkovRandomField, domain: Domain) -> np.ndarray:
-    """Return the model's joint distribution over the whole domain (sums to 1)."""
+    """Return the model's joint distribution over the whole domain (sums to 1).
+
+    Args:
+        model: A fitted mbi model.
+        domain: Its public domain (the order of the axes).
+
+    Returns:
+        An array with one axis per attribute, in domain order.
+    """
     log_p = _log_joint(model, domain)
     log_p = log_p - log_p.max()
     p = np.exp(log_p)
@@ -281,9 +354,20 @@ def model_marginals(
 ) -> dict[Clique, np.ndarray]:
     """Return the model's marginals (counts, scaled to ``model.total``) for ``cliques``.
 
-    Cliques must be in domain order. Small domains use the materialised joint table
-    (pass ``joint`` to reuse one); larger ones mbi's variable elimination.
+    Small domains use the materialised joint table (pass ``joint`` to reuse one);
+    larger ones mbi's variable elimination.
+
+    Args:
+        model: A fitted mbi model.
+        domain: Its public domain.
+        cliques: The cliques to answer, each in domain order.
+        joint: The model's :func:`joint_table`, if already computed.
+
+    Returns:
+        ``{clique: counts}``, flattened in C order (the layout of
+        :func:`~dpnotes.synth.marginals.marginal`).
     """
+    enable_float64()
     cliques = [tuple(c) for c in cliques]
     total = float(model.total)
     if joint is not None or domain_cells(domain) <= FULL_JOINT_CELLS:
@@ -306,7 +390,17 @@ def sample_model(
     Small domains sample cells of the joint table directly; larger ones sample one
     attribute at a time along mbi's junction-tree elimination order, each conditioned
     on the attributes it shares a maximal clique with (exact for the model).
+
+    Args:
+        model: A fitted mbi model.
+        domain: Its public domain.
+        n: The number of records.
+        rng: The random generator (mbi's own sampler would use numpy's global one).
+
+    Returns:
+        ``{attribute: int64 codes of length n}``, in domain order.
     """
+    enable_float64()
     attrs = list(domain)
     if n == 0:
         return {a: np.zeros(0, dtype=np.int64) for a in attrs}
@@ -325,7 +419,7 @@ def _sample_sequential(
     rng: np.random.Generator,
 ) -> dict[str, np.ndarray]:
     mdom = mbi_domain(domain)
-    jtree, order = junction_tree.make_junction_tree(mdom, list(model.cliques))
+    jtree, order = _mbi().junction_tree.make_junction_tree(mdom, list(model.cliques))
     maximal = [set(cl) for cl in jtree.nodes]
     data: dict[str, np.ndarray] = {}
     for col in order[::-1]:

@@ -1,4 +1,4 @@
-"""The data sets of the DPSGD-F experiments (Xu, Du, Wu 2021, section 6), model-ready.
+"""Model-ready encodings of the DPSGD-F data sets (Xu, Du, Wu 2021, section 6).
 
 Three tasks, each returned as a :class:`GroupedSplit` of numpy arrays (float32
 features, int64 labels and group ids ``0..K-1``):
@@ -53,6 +53,7 @@ __all__ = [
     "GroupedSplit",
     "encode_adult",
     "encode_dutch",
+    "holdout_split",
     "load_adult_split",
     "load_dutch_split",
     "load_grouped_split",
@@ -605,6 +606,63 @@ def encode_dutch(
     return x, y, g, tuple(names)
 
 
+def holdout_split(
+    n: int,
+    *,
+    test_share: float,
+    rng: np.random.Generator,
+    rows: int | None = None,
+    sort: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(train, test)`` row indices of a uniformly random holdout split.
+
+    A random order of the ``n`` rows is drawn (``rng.permutation(n)``); with ``rows``
+    only its first ``rows`` entries are kept (a random subset, for smoke runs). The
+    first ``round(test_share * m)`` of the ``m`` kept rows are the test rows, the rest
+    the training rows.
+
+    Args:
+        n: Number of rows, at least 2.
+        test_share: Fraction of the (kept) rows held out for testing, in (0, 1).
+        rng: Draws the order.
+        rows: Keep a random subset of this many rows first (``None``: all).
+        sort: Return each side's indices in increasing order (else in the random
+            order).
+
+    Returns:
+        int64 index arrays ``(train, test)``, disjoint.
+
+    Raises:
+        ValueError: If either side would be empty, or ``rows`` is outside ``1..n``.
+
+    Privacy:
+        The split is data-independent; the training side is the private data set.
+
+    >>> train, test = holdout_split(10, test_share=0.2, rng=np.random.default_rng(0))
+    >>> len(train), len(test), sorted([*train, *test]) == list(range(10))
+    (8, 2, True)
+    """
+    check_rng(rng)
+    n = check_int(n, "n", minimum=1)
+    order = rng.permutation(n)
+    if rows is not None:
+        rows = check_int(rows, "rows", minimum=1)
+        if rows > n:
+            raise ValueError(f"rows={rows} exceeds the {n} rows; pass rows <= {n}.")
+        order = order[:rows]
+    m = len(order)
+    n_test = round(test_share * m)
+    if not 0 < n_test < m:
+        raise ValueError(
+            f"test_share={test_share} of {m} rows leaves an empty split; use a share "
+            "that keeps at least one row on each side (the paper's is 0.2)."
+        )
+    test, train = order[:n_test], order[n_test:]
+    if sort:
+        return np.sort(train), np.sort(test)
+    return train, test
+
+
 def _split(
     name: str,
     encoded: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[str, ...]],
@@ -614,15 +672,7 @@ def _split(
     label_names: tuple[str, ...],
 ) -> GroupedSplit:
     x, y, g, feature_names = encoded
-    n = len(y)
-    n_test = round(test_share * n)
-    if not 0 < n_test < n:
-        raise ValueError(
-            f"test_share={test_share} of {n} rows leaves an empty split; use a share "
-            "that keeps at least one row on each side (the paper's is 0.2)."
-        )
-    order = rng.permutation(n)
-    test, train = np.sort(order[:n_test]), np.sort(order[n_test:])
+    train, test = holdout_split(len(y), test_share=test_share, rng=rng)
     return GroupedSplit(
         name=name,
         x_train=x[train],

@@ -1,0 +1,884 @@
+"""Training with SGD, DPSGD, Naive or DPSGD-F: one loop around the rules.
+
+:func:`train` checks its arguments once (:func:`_check_arguments`), plans the number of
+steps (a ``target_epsilon`` stops a run early:
+:func:`dpnotes.accounting.max_steps_within`),
+then runs epochs of steps. Each step draws a batch, computes per-sample gradients (the
+engine), applies the method's rule (:mod:`dpnotes.dpsgd.rules`) and takes a plain SGD
+step; per-group diagnostics are summed along the way. :func:`sgd`, :func:`naive` and
+:func:`dpsgd_f` are :func:`train` with the method fixed.
+
+References:
+    xu2021removing; abadi2016deep.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from dpnotes.accounting import max_steps_within
+from dpnotes.dpsgd.engine import (
+    Backend,
+    LossFn,
+    PerSampleClipper,
+    PerSampleGradients,
+    as_tensor,
+    cross_entropy_per_sample,
+)
+from dpnotes.dpsgd.rules import (
+    PRIVATE_METHODS,
+    StepOutput,
+    dpsgd_epsilon,
+    dpsgd_f_step,
+    dpsgd_step,
+    naive_step,
+    step_noise_multipliers,
+)
+from dpnotes.rng import check_rng
+from dpnotes.validation import (
+    check_choice,
+    check_delta,
+    check_int,
+    check_positive,
+)
+
+__all__ = [
+    "METHODS",
+    "EpochStats",
+    "TrainResult",
+    "dpsgd_f",
+    "naive",
+    "sgd",
+    "train",
+]
+
+Method = Literal["sgd", "dpsgd", "naive", "dpsgd_f"]
+METHODS: tuple[str, ...] = ("sgd", *PRIVATE_METHODS)
+_LR_SCHEDULES = ("1/sqrt(T)", "1/sqrt(t)")
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    """Per-group diagnostics of one epoch (computed on private data; not released).
+
+    Losses and gradient norms are averaged over the examples drawn in the epoch's
+    batches (about the whole training set once), before each step's update.
+
+    Attributes:
+        epoch: Epoch number, from 1.
+        steps: Steps taken so far (cumulative).
+        epsilon: Privacy spent so far (``inf`` for ``"sgd"``).
+        epsilon_classic: The same with the classic RDP conversion (the paper's; see
+            :func:`~dpnotes.dpsgd.rules.dpsgd_epsilon`).
+        group_loss: Mean per-sample loss of each group.
+        group_grad_norm: Mean unclipped per-sample gradient norm of each group.
+        group_examples: Examples of each group drawn in the epoch.
+        clip_bounds: Mean over the epoch's steps of each group's clipping bound
+            (``C_k`` for DPSGD-F, ``C_0`` for DPSGD and Naive); ``None`` for SGD.
+        group_weights: Naive only: mean over the steps of each ``theta_k``.
+        group_clip_fraction: Share of each group's drawn examples whose gradient norm
+            exceeded the bound it was clipped to in its step; ``None`` for SGD.
+    """
+
+    epoch: int
+    steps: int
+    epsilon: float
+    epsilon_classic: float
+    group_loss: tuple[float, ...]
+    group_grad_norm: tuple[float, ...]
+    group_examples: tuple[int, ...]
+    clip_bounds: tuple[float, ...] | None
+    group_weights: tuple[float, ...] | None = None
+    group_clip_fraction: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """The outcome of :func:`train`.
+
+    Attributes:
+        model: The trained model (a copy; the input model is left unchanged).
+        method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
+        epsilon: Privacy spent at ``delta`` (``inf`` for SGD).
+        delta: The target delta.
+        steps: Steps taken.
+        sample_rate: ``q = batch_size / n``.
+        sampling: ``"poisson"`` or ``"shuffle"``.
+        noise_multiplier: ``sigma_2`` (``None`` for SGD).
+        count_noise_multiplier: ``sigma_1`` (Naive and DPSGD-F, else ``None``).
+        clip_norm: ``C_0`` (``None`` for SGD).
+        group_epsilon: The paper's per-group guarantee ``(r_k) * epsilon`` with
+            ``r_k`` the mean over steps of ``C_k / max_j C_j`` (DPSGD-F) or
+            ``theta_k / max_j theta_j`` (Naive); ``epsilon`` for every group under
+            DPSGD; ``None`` for SGD. See :func:`train` for what this assumes.
+        stopped_early: Whether ``target_epsilon`` ended training before ``epochs``.
+        history: One :class:`EpochStats` per (possibly partial) epoch.
+    """
+
+    model: nn.Module
+    method: str
+    epsilon: float
+    delta: float
+    steps: int
+    sample_rate: float
+    sampling: str
+    noise_multiplier: float | None
+    count_noise_multiplier: float | None
+    clip_norm: float | None
+    group_epsilon: tuple[float, ...] | None
+    stopped_early: bool
+    history: tuple[EpochStats, ...]
+
+    @property
+    def epsilon_classic(self) -> float:
+        """Epsilon of the same run with the classic RDP conversion (mironov2017renyi).
+
+        The conversion the DPSGD-F paper's reported epsilons used (TF Privacy, 2020);
+        see :func:`dpsgd_epsilon`. ``inf`` for SGD, 0 when no step was taken.
+        """
+        if self.method == "sgd":
+            return math.inf
+        if self.steps == 0:
+            return 0.0
+        return dpsgd_epsilon(
+            method=self.method,
+            sample_rate=self.sample_rate,
+            noise_multiplier=self.noise_multiplier,
+            count_noise_multiplier=self.count_noise_multiplier,
+            steps=self.steps,
+            delta=self.delta,
+            conversion="classic",
+        )
+
+    def history_frame(self) -> Any:
+        """Return the history as a tidy ``pandas.DataFrame``, a row per epoch, group."""
+        import pandas as pd
+
+        rows = []
+        for h in self.history:
+            for k in range(len(h.group_loss)):
+                rows.append(
+                    {
+                        "epoch": h.epoch,
+                        "steps": h.steps,
+                        "epsilon": h.epsilon,
+                        "group": k,
+                        "loss": h.group_loss[k],
+                        "grad_norm": h.group_grad_norm[k],
+                        "examples": h.group_examples[k],
+                        "clip_bound": (
+                            h.clip_bounds[k] if h.clip_bounds is not None else np.nan
+                        ),
+                        "weight": (
+                            h.group_weights[k]
+                            if h.group_weights is not None
+                            else np.nan
+                        ),
+                        "clip_fraction": (
+                            h.group_clip_fraction[k]
+                            if h.group_clip_fraction is not None
+                            else np.nan
+                        ),
+                    }
+                )
+        return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------
+# Argument checks (the one place train validates its input)
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The checked arguments of one training run."""
+
+    method: str
+    x: Tensor
+    y: Tensor
+    groups: Tensor
+    num_groups: int
+    batch_size: int
+    epochs: int
+    delta: float
+    sigma2: float | None
+    sigma1: float | None
+    c0: float | None
+    weight_decay: float
+    sampling: str
+    target_epsilon: float | None
+    on_epoch_end: Callable[[int, nn.Module], None] | None
+
+    @property
+    def private(self) -> bool:
+        return self.method != "sgd"
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def sample_rate(self) -> float:
+        return self.batch_size / self.n
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return self.n // self.batch_size
+
+    @property
+    def planned_steps(self) -> int:
+        return self.epochs * self.steps_per_epoch
+
+
+def _check_arguments(
+    model: Any,
+    x: Any,
+    y: Any,
+    groups: Any,
+    *,
+    num_groups: Any,
+    method: Any,
+    noise_multiplier: Any,
+    clip_norm: Any,
+    count_noise_multiplier: Any,
+    batch_size: Any,
+    epochs: Any,
+    delta: Any,
+    target_epsilon: Any,
+    weight_decay: Any,
+    sampling: Any,
+    on_epoch_end: Any,
+) -> _Run:
+    """Validate :func:`train`'s arguments; see its docstring for the rules."""
+    check_choice(method, METHODS, "method")
+    check_choice(sampling, ("poisson", "shuffle"), "sampling")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
+    num_groups = check_int(num_groups, "num_groups", minimum=1)
+    epochs = check_int(epochs, "epochs", minimum=1)
+    batch_size = check_int(batch_size, "batch_size")
+    delta = check_delta(delta)
+    x_t, y_t = as_tensor(x, "x"), as_tensor(y, "y")
+    n = int(x_t.shape[0]) if x_t.dim() > 0 else 0
+    if n == 0 or y_t.dim() == 0 or y_t.shape[0] != n:
+        raise ValueError(
+            f"x and y must hold the same positive number of examples, got "
+            f"{tuple(x_t.shape)} and {tuple(y_t.shape)}."
+        )
+    g_t = _check_groups(groups, n, num_groups)
+    if not 0 < batch_size <= n:
+        raise ValueError(
+            f"batch_size={batch_size} gives the sample rate q = batch_size / n = "
+            f"{batch_size}/{n}, outside (0, 1]; pick 1 <= batch_size <= n."
+        )
+    sigma2 = sigma1 = c0 = None
+    if method != "sgd":
+        if noise_multiplier is None or clip_norm is None:
+            raise ValueError(
+                f"method={method!r} needs noise_multiplier and clip_norm, e.g. "
+                "noise_multiplier=1.0, clip_norm=1.0."
+            )
+        sigma2 = check_positive(noise_multiplier, "noise_multiplier")
+        c0 = check_positive(clip_norm, "clip_norm")
+        if method in ("naive", "dpsgd_f"):
+            if count_noise_multiplier is not None:
+                count_noise_multiplier = check_positive(
+                    count_noise_multiplier, "count_noise_multiplier"
+                )
+            _, sigma1 = step_noise_multipliers(
+                method,
+                noise_multiplier=sigma2,
+                count_noise_multiplier=count_noise_multiplier,
+            )
+    elif target_epsilon is not None:
+        raise ValueError(
+            "method='sgd' is not private, so target_epsilon has no meaning; drop it."
+        )
+    if on_epoch_end is not None and not callable(on_epoch_end):
+        raise TypeError(
+            "on_epoch_end must be a function on_epoch_end(epoch, model) or None, got "
+            f"{type(on_epoch_end).__name__}."
+        )
+    if weight_decay is None:
+        weight_decay = float(getattr(model, "weight_decay", 0.0))
+    if weight_decay < 0 or not math.isfinite(weight_decay):
+        raise ValueError(f"weight_decay must be finite and >= 0, got {weight_decay!r}.")
+    return _Run(
+        method=method,
+        x=x_t,
+        y=y_t,
+        groups=g_t,
+        num_groups=num_groups,
+        batch_size=batch_size,
+        epochs=epochs,
+        delta=delta,
+        sigma2=sigma2,
+        sigma1=sigma1,
+        c0=c0,
+        weight_decay=weight_decay,
+        sampling=sampling,
+        target_epsilon=target_epsilon,
+        on_epoch_end=on_epoch_end,
+    )
+
+
+def _check_groups(groups: Any, n: int, num_groups: int) -> Tensor:
+    g = as_tensor(groups, "groups")
+    if g.dim() != 1 or g.shape[0] != n:
+        raise ValueError(
+            f"groups must have one label per example, shape ({n},), got "
+            f"{tuple(g.shape)}."
+        )
+    if g.is_floating_point() or g.is_complex() or g.dtype == torch.bool:
+        raise TypeError(
+            f"groups must hold integer labels 0..K-1, got dtype {g.dtype}; map the "
+            "groups of the public specification to integers first."
+        )
+    g = g.long()
+    bad = (g < 0) | (g >= num_groups)
+    if bool(bad.any()):
+        unknown = sorted(set(g[bad].tolist()))[:10]
+        raise ValueError(
+            f"groups contains labels {unknown} outside 0..{num_groups - 1}; the public "
+            f"number of groups is num_groups={num_groups}. Fix num_groups or map the "
+            "labels to 0..K-1."
+        )
+    present = torch.bincount(g, minlength=num_groups)
+    missing = [k for k in range(num_groups) if int(present[k]) == 0]
+    if missing:
+        raise ValueError(
+            f"group(s) {missing} have no training examples, although "
+            f"num_groups={num_groups}. Pass the number of groups that occur, or "
+            "merge the empty groups."
+        )
+    return g
+
+
+def _resolve_lr(
+    lr: float | Callable[[int], float] | str, total_steps: int
+) -> Callable[[int], float]:
+    if isinstance(lr, str):
+        check_choice(lr, _LR_SCHEDULES, "lr schedule")
+        if lr == "1/sqrt(T)":
+            const = 1.0 / math.sqrt(max(total_steps, 1))
+            return lambda t: const
+        return lambda t: 1.0 / math.sqrt(t + 1)
+    if callable(lr):
+        return lr
+    value = check_positive(lr, "lr")
+    return lambda t: value
+
+
+def _stream_generators(
+    rng: np.random.Generator | None,
+    generator: torch.Generator | None,
+    device: torch.device,
+) -> tuple[torch.Generator, torch.Generator, torch.Generator]:
+    # Three independent streams: batch sampling, count noise, gradient noise. Keeping
+    # them apart makes DPSGD, Naive and DPSGD-F draw the same batches and the same
+    # standardised gradient noise from the same seed.
+    if (rng is None) == (generator is None):
+        raise TypeError(
+            "pass exactly one source of randomness: rng=numpy.random.default_rng(seed) "
+            "or generator=torch.Generator().manual_seed(seed); training never uses the "
+            "global random state."
+        )
+    if rng is not None:
+        seeds = check_rng(rng).integers(0, 2**62, size=3).tolist()
+    else:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(
+                f"generator must be a torch.Generator, got {type(generator).__name__}."
+            )
+        seeds = torch.randint(
+            0, 2**62, (3,), generator=generator, device=generator.device
+        ).tolist()
+    sample = torch.Generator(device="cpu").manual_seed(int(seeds[0]))
+    counts = torch.Generator(device=device).manual_seed(int(seeds[1]))
+    noise = torch.Generator(device=device).manual_seed(int(seeds[2]))
+    return sample, counts, noise
+
+
+# --------------------------------------------------------------------------------------
+# Pieces of the loop
+# --------------------------------------------------------------------------------------
+
+
+def _device_of(model: nn.Module, device: str | torch.device | None) -> torch.device:
+    if device is not None:
+        return torch.device(device)
+    first = next(model.parameters(), None)
+    return first.device if first is not None else torch.device("cpu")
+
+
+def _epsilon(run: _Run, steps: int, conversion: str = "improved") -> float:
+    """Privacy spent after ``steps`` steps (``inf`` for SGD, 0 before any step)."""
+    if not run.private or steps == 0:
+        return math.inf if not run.private else 0.0
+    return dpsgd_epsilon(
+        method=run.method,
+        sample_rate=run.sample_rate,
+        noise_multiplier=run.sigma2,
+        count_noise_multiplier=run.sigma1,
+        steps=steps,
+        delta=run.delta,
+        conversion=conversion,
+    )
+
+
+def _plan_steps(run: _Run) -> int:
+    """The steps the run will take: all epochs, or fewer within ``target_epsilon``."""
+    if run.target_epsilon is None:
+        return run.planned_steps
+    total = max_steps_within(
+        run.target_epsilon,
+        sample_rate=run.sample_rate,
+        noise_multipliers=step_noise_multipliers(
+            run.method,
+            noise_multiplier=run.sigma2,
+            count_noise_multiplier=run.sigma1,
+        ),
+        delta=run.delta,
+        limit=run.planned_steps,
+    )
+    if total == 0:
+        raise ValueError(
+            f"a single step of {run.method} already spends more than "
+            f"target_epsilon={run.target_epsilon}; raise the noise multipliers or "
+            "lower the batch size."
+        )
+    return total
+
+
+def _batches(run: _Run, steps: int, generator: torch.Generator) -> Iterator[Tensor]:
+    """Yield the indices of the next ``steps`` batches of an epoch (``steps >= 1``)."""
+    if run.sampling == "shuffle":
+        perm = torch.randperm(run.n, generator=generator)
+        for j in range(steps):
+            yield perm[j * run.batch_size : (j + 1) * run.batch_size]
+        return
+    for _ in range(steps):  # Poisson: each example independently with rate q
+        chosen = torch.rand(run.n, generator=generator) < run.sample_rate
+        yield chosen.nonzero().squeeze(1)
+
+
+def _private_step(
+    method: str,
+    batch: PerSampleGradients,
+    groups: Tensor,
+    num_groups: int,
+    batch_size: int,
+    sigma2: float,
+    sigma1: float | None,
+    c0: float,
+    g_noise: torch.Generator,
+    g_count: torch.Generator,
+) -> StepOutput:
+    if method == "dpsgd":
+        return dpsgd_step(
+            batch,
+            groups,
+            num_groups=num_groups,
+            noise_multiplier=sigma2,
+            clip_norm=c0,
+            generator=g_noise,
+        )
+    if method == "naive":
+        return naive_step(
+            batch,
+            groups,
+            num_groups=num_groups,
+            batch_size=batch_size,
+            noise_multiplier=sigma2,
+            count_noise_multiplier=sigma1,
+            clip_norm=c0,
+            generator=g_noise,
+            count_generator=g_count,
+        )
+    return dpsgd_f_step(
+        batch,
+        groups,
+        num_groups=num_groups,
+        noise_multiplier=sigma2,
+        count_noise_multiplier=sigma1,
+        clip_norm=c0,
+        generator=g_noise,
+        count_generator=g_count,
+    )
+
+
+def _sgd_step(
+    run: _Run,
+    batch: PerSampleGradients,
+    groups: Tensor,
+    generators: tuple[torch.Generator, torch.Generator],
+) -> tuple[list[Tensor], int, StepOutput | None]:
+    """Return the step's gradient sum, its divisor and the rule's output (private)."""
+    if not run.private:
+        ones = torch.ones_like(batch.norms)
+        sums = batch.weighted_sum(ones, set_grad=False)
+        return sums, max(batch.batch_size, 1), None
+    g_noise, g_count = generators
+    out = _private_step(
+        run.method,
+        batch,
+        groups,
+        run.num_groups,
+        run.batch_size,
+        run.sigma2,
+        run.sigma1,
+        run.c0,
+        g_noise,
+        g_count,
+    )
+    return out.noisy_sum, run.batch_size, out
+
+
+def _apply_update(
+    params: list[Tensor],
+    sums: list[Tensor],
+    denom: int,
+    lr: float,
+    weight_decay: float,
+) -> None:
+    """Plain SGD: ``p -= lr * (sum / denom + weight_decay * p)``."""
+    with torch.no_grad():
+        for p, s in zip(params, sums, strict=True):
+            upd = s.view_as(p).to(p.dtype) / denom
+            if weight_decay:
+                upd = upd + weight_decay * p
+            p.sub_(lr * upd)
+
+
+class _EpochTotals:
+    """Per-group sums of one epoch's diagnostics (private data; not released)."""
+
+    def __init__(self, num_groups: int, device: torch.device) -> None:
+        self.loss = torch.zeros(num_groups, dtype=torch.float64, device=device)
+        self.norm = torch.zeros_like(self.loss)
+        self.seen = torch.zeros_like(self.loss)
+        self.bound = torch.zeros_like(self.loss)
+        self.weight = torch.zeros_like(self.loss)
+        self.clipped = torch.zeros_like(self.loss)
+        self.steps = 0
+
+    def add(
+        self, batch: PerSampleGradients, groups: Tensor, out: StepOutput | None
+    ) -> None:
+        self.loss.index_add_(0, groups, batch.losses.double())
+        self.norm.index_add_(0, groups, batch.norms.double())
+        self.seen.index_add_(
+            0, groups, torch.ones_like(batch.norms, dtype=torch.float64)
+        )
+        if out is not None:
+            self.bound += out.clip_bounds.double()
+            over = batch.norms > out.clip_bounds.to(batch.norms.dtype)[groups]
+            self.clipped.index_add_(0, groups, over.double())
+            if out.group_weights is not None:
+                self.weight += out.group_weights.double()
+        self.steps += 1
+
+    def stats(self, run: _Run, *, epoch: int, steps: int) -> EpochStats:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            seen_np = self.seen.cpu().numpy()
+            mean_loss = self.loss.cpu().numpy() / seen_np
+            mean_norm = self.norm.cpu().numpy() / seen_np
+            clip_share = self.clipped.cpu().numpy() / seen_np
+        per_step = max(self.steps, 1)
+        return EpochStats(
+            epoch=epoch,
+            steps=steps,
+            epsilon=_epsilon(run, steps),
+            epsilon_classic=_epsilon(run, steps, "classic"),
+            group_loss=tuple(float(v) for v in mean_loss),
+            group_grad_norm=tuple(float(v) for v in mean_norm),
+            group_examples=tuple(int(v) for v in seen_np),
+            clip_bounds=(
+                tuple(float(v) for v in (self.bound / per_step).tolist())
+                if run.private
+                else None
+            ),
+            group_weights=(
+                tuple(float(v) for v in (self.weight / per_step).tolist())
+                if run.method == "naive"
+                else None
+            ),
+            group_clip_fraction=(
+                tuple(float(v) for v in clip_share) if run.private else None
+            ),
+        )
+
+
+class _Loop:
+    """The state of a run between steps: model, engine, streams, step count."""
+
+    def __init__(
+        self,
+        run: _Run,
+        net: nn.Module,
+        clipper: PerSampleClipper,
+        streams: tuple[torch.Generator, torch.Generator, torch.Generator],
+        *,
+        total: int,
+        lr: Callable[[int], float],
+        device: torch.device,
+    ) -> None:
+        self.run, self.net, self.clipper = run, net, clipper
+        self.g_sample, self.g_count, self.g_noise = streams
+        self.total, self.lr, self.device = total, lr, device
+        self.x, self.y, self.groups = (
+            run.x.to(device),
+            run.y.to(device),
+            run.groups.to(device),
+        )
+        self.ratio_sum = torch.zeros(run.num_groups, dtype=torch.float64, device=device)
+        self.step = 0
+
+    def epoch(self, epoch: int, on_step: Callable[[], Any]) -> EpochStats:
+        """Run the epoch's steps (fewer if the plan ends first); return its stats."""
+        run = self.run
+        totals = _EpochTotals(run.num_groups, self.device)
+        steps = min(run.steps_per_epoch, self.total - self.step)
+        for idx in _batches(run, steps, self.g_sample):
+            idx = idx.to(self.device)
+            gb = self.groups[idx]
+            batch = self.clipper.compute(self.x[idx], self.y[idx])
+            sums, denom, out = _sgd_step(run, batch, gb, (self.g_noise, self.g_count))
+            lr_t = float(self.lr(self.step))
+            _apply_update(self.clipper.parameters, sums, denom, lr_t, run.weight_decay)
+            totals.add(batch, gb, out)
+            if out is not None:
+                self.ratio_sum += out.sensitivity_ratio.double()
+            self.step += 1
+            on_step()
+        return totals.stats(run, epoch=epoch, steps=self.step)
+
+    def end_of_epoch(self, epoch: int) -> None:
+        """Call ``on_epoch_end(epoch, model)`` in eval mode, without gradients."""
+        if self.run.on_epoch_end is None:
+            return
+        self.net.eval()
+        try:
+            with torch.no_grad():
+                self.run.on_epoch_end(epoch, self.net)
+        finally:
+            self.net.train()
+
+    def result(self, history: list[EpochStats]) -> TrainResult:
+        run, step = self.run, self.step
+        epsilon = _epsilon(run, step)
+        group_eps = None
+        if run.private:
+            mean_ratio = (self.ratio_sum / max(step, 1)).cpu().numpy()
+            group_eps = tuple(float(r * epsilon) for r in mean_ratio)
+        return TrainResult(
+            model=self.net,
+            method=run.method,
+            epsilon=epsilon,
+            delta=run.delta,
+            steps=step,
+            sample_rate=run.sample_rate,
+            sampling=run.sampling,
+            noise_multiplier=run.sigma2,
+            count_noise_multiplier=run.sigma1,
+            clip_norm=run.c0,
+            group_epsilon=group_eps,
+            stopped_early=step < run.planned_steps,
+            history=tuple(history),
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------------------
+
+
+def train(
+    model: nn.Module,
+    x: Tensor,
+    y: Tensor,
+    groups: Tensor,
+    *,
+    num_groups: int,
+    method: Method = "dpsgd_f",
+    noise_multiplier: float | None = None,
+    clip_norm: float | None = None,
+    count_noise_multiplier: float | None = None,
+    lr: float | Callable[[int], float] | str = 0.1,
+    batch_size: int = 256,
+    epochs: int = 1,
+    delta: float = 1e-5,
+    target_epsilon: float | None = None,
+    weight_decay: float | None = None,
+    sampling: Literal["poisson", "shuffle"] = "poisson",
+    loss_fn: LossFn | None = None,
+    backend: Backend = "ghost",
+    rng: np.random.Generator | None = None,
+    generator: torch.Generator | None = None,
+    device: str | torch.device | None = None,
+    progress: bool = False,
+    on_epoch_end: Callable[[int, nn.Module], None] | None = None,
+) -> TrainResult:
+    """Train a copy of ``model`` with SGD, DPSGD, Naive or DPSGD-F.
+
+    Each step draws a batch (Poisson sampling with rate ``q = batch_size / n`` by
+    default), applies the method's rule (:func:`~dpnotes.dpsgd.rules.dpsgd_step`,
+    :func:`~dpnotes.dpsgd.rules.naive_step`,
+    :func:`~dpnotes.dpsgd.rules.dpsgd_f_step`), divides the noisy sum by the expected
+    batch size ``batch_size``, adds ``weight_decay * w`` (data-independent L2
+    regularisation, outside the noisy sum) and takes a plain SGD step. An epoch is
+    ``n // batch_size`` steps.
+
+    Args:
+        model: The model to train (copied; the input is not modified).
+        x: Training inputs, ``(n, ...)``.
+        y: Training targets, ``(n,)`` (class indices for the default loss).
+        groups: Group label ``0..num_groups-1`` of each example, ``(n,)``.
+        num_groups: The public number of groups ``K``; every group must occur.
+        method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
+        noise_multiplier: ``sigma_2`` (required unless ``method="sgd"``, where the
+            privacy arguments are ignored).
+        clip_norm: ``C_0`` (required unless ``method="sgd"``).
+        count_noise_multiplier: ``sigma_1`` for Naive and DPSGD-F; default
+            ``COUNT_NOISE_FACTOR * noise_multiplier`` (10, as in the paper;
+            :func:`~dpnotes.dpsgd.rules.step_noise_multipliers`).
+        lr: Learning rate: a positive float, a function of the step ``t`` (from 0),
+            ``"1/sqrt(T)"`` (constant ``1/sqrt(T)``, ``T`` the number of steps the
+            run will take) or ``"1/sqrt(t)"`` (``1/sqrt(t+1)``).
+        batch_size: Expected batch size ``b`` (exact for ``"shuffle"``), ``<= n``.
+        epochs: Number of epochs.
+        delta: Target delta of the reported epsilon.
+        target_epsilon: Stop before the first step that would bring epsilon above
+            this value (to compare methods at one budget).
+        weight_decay: L2 coefficient, applied to every trainable parameter; default
+            the model's ``weight_decay`` attribute if it has one, else 0.
+        sampling: ``"poisson"`` (default; the accounting is exact) or
+            ``"shuffle"`` (the paper's fixed-size batches of a shuffled epoch; the
+            reported RDP epsilon is then only an approximation, since the subsampled
+            Gaussian analysis assumes Poisson sampling).
+        loss_fn: Per-sample loss ``loss_fn(output, target) -> (b,)``; default
+            cross-entropy.
+        backend: Per-sample gradient engine backend, ``"ghost"`` or
+            ``"functorch"``.
+        rng: A numpy Generator; or pass ``generator`` (exactly one of the two).
+        generator: A torch Generator, the alternative to ``rng``.
+        device: Where to train (default: the model's device).
+        progress: Show a tqdm progress bar over the steps.
+        on_epoch_end: Called as ``on_epoch_end(epoch, model)`` after every epoch
+            (numbered from 1), including a last partial epoch ended by
+            ``target_epsilon``: once per entry of the history. The model is the one
+            being trained, in eval mode and inside ``torch.no_grad()``; train mode is
+            restored afterwards. Use it to evaluate (e.g. per-group test accuracy
+            after each epoch); it must not modify the model. Evaluating on held-out
+            data costs no privacy.
+
+    Returns:
+        A :class:`TrainResult` with the trained model, epsilon, steps, per-group
+        epsilons and the per-epoch history.
+
+    Raises:
+        ValueError: For an unknown method or sampling, inconsistent lengths,
+            group labels outside ``0..num_groups-1``, a group without examples, a
+            batch size giving a sample rate outside (0, 1], a non-positive noise
+            multiplier or clip norm, a model without trainable parameters, or a
+            ``target_epsilon`` that a single step exceeds.
+        TypeError: For a wrong type, or not exactly one of ``rng``/``generator``.
+
+    Privacy:
+        ``(epsilon, delta)``-DP under add/remove-one neighbours (Poisson sampling),
+        with epsilon from the RDP accountant over ``steps`` subsampled Gaussians. For
+        DPSGD the multiplier is ``sigma_2``; for Naive and DPSGD-F, whose counts and
+        gradient sum read the same batch, each step is one Gaussian of the joint
+        multiplier ``(sigma_1**-2 + sigma_2**-2) ** -0.5``
+        (:func:`~dpnotes.dpsgd.rules.dpsgd_epsilon`).
+        The group labels are treated as part of each example (private); ``K`` is
+        public. ``group_epsilon`` repeats the paper's per-group statement
+        ``(C_k / max_j C_j) * epsilon`` with the mean over steps of the ratio. It is
+        *not* a DP guarantee: it assumes epsilon scales linearly with the per-step
+        sensitivity of a group's examples, that averaging the per-step ratios is the
+        same as composing them, and it ignores the count releases (whose cost is the
+        same for every group). The history
+        (losses, gradient norms) is computed on private data and is for diagnosis,
+        not for release.
+
+    References:
+        xu2021removing (Alg. 1, 2, 3; Theorem 2 for the per-group statement);
+        abadi2016deep; mironov2019sampled.
+    """
+    from tqdm import tqdm
+
+    run = _check_arguments(
+        model,
+        x,
+        y,
+        groups,
+        num_groups=num_groups,
+        method=method,
+        noise_multiplier=noise_multiplier,
+        clip_norm=clip_norm,
+        count_noise_multiplier=count_noise_multiplier,
+        batch_size=batch_size,
+        epochs=epochs,
+        delta=delta,
+        target_epsilon=target_epsilon,
+        weight_decay=weight_decay,
+        sampling=sampling,
+        on_epoch_end=on_epoch_end,
+    )
+    dev = _device_of(model, device)
+    net = copy.deepcopy(model).to(dev)
+    net.train()
+    clipper = PerSampleClipper(
+        net, loss_fn or cross_entropy_per_sample, backend=backend
+    )
+    streams = _stream_generators(rng, generator, dev)
+    total = _plan_steps(run)
+    loop = _Loop(
+        run, net, clipper, streams, total=total, lr=_resolve_lr(lr, total), device=dev
+    )
+    history: list[EpochStats] = []
+    bar = tqdm(total=total, desc=run.method, disable=not progress, leave=False)
+    try:
+        for epoch in range(1, run.epochs + 1):
+            if loop.step >= total:
+                break
+            history.append(loop.epoch(epoch, lambda: bar.update(1)))
+            loop.end_of_epoch(epoch)
+    finally:
+        bar.close()
+        clipper.close()
+    return loop.result(history)
+
+
+def sgd(
+    model: nn.Module, x: Tensor, y: Tensor, groups: Tensor, **kwargs: Any
+) -> TrainResult:
+    """Train with non-private SGD: :func:`train` with ``method="sgd"``."""
+    return train(model, x, y, groups, method="sgd", **kwargs)
+
+
+def naive(
+    model: nn.Module, x: Tensor, y: Tensor, groups: Tensor, **kwargs: Any
+) -> TrainResult:
+    """Train with Naive (Alg. 3): :func:`train` with ``method="naive"``."""
+    return train(model, x, y, groups, method="naive", **kwargs)
+
+
+def dpsgd_f(
+    model: nn.Module, x: Tensor, y: Tensor, groups: Tensor, **kwargs: Any
+) -> TrainResult:
+    """Train with DPSGD-F (Alg. 2): :func:`train` with ``method="dpsgd_f"``."""
+    return train(model, x, y, groups, method="dpsgd_f", **kwargs)

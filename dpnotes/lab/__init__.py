@@ -1,0 +1,75 @@
+"""The lab: registry, source fingerprints, runner, store, restamp and command line.
+
+It runs the experiments of :mod:`dpnotes.experiments` and keeps their results with
+provenance; it computes none of their numbers, so it is outside every config hash.
+Use ``python -m dpnotes list``, ``run NAME --profile P`` and ``restamp NAME`` from a
+shell, and :func:`load_or_run` from a notebook.
+"""
+
+from dpnotes.lab.combine import Combined, load_per_dataset
+from dpnotes.lab.fingerprint import code_digests, import_closure, normalized_source
+from dpnotes.lab.registry import (
+    PROFILES,
+    Cache,
+    Experiment,
+    Profile,
+    config_hash,
+    get_experiment,
+    list_experiments,
+    register,
+    stable_hash,
+)
+from dpnotes.lab.restamp import RestampReport, restamp
+from dpnotes.lab.runner import (
+    checkpoint,
+    load_or_run,
+    load_stored,
+    provenance,
+    run,
+    run_cell,
+    stale_reason,
+)
+from dpnotes.lab.store import (
+    RunCache,
+    RunLocked,
+    StoredResult,
+    inspect_result,
+    read_result,
+    result_folder,
+    results_root,
+    write_result,
+)
+
+__all__ = [
+    "PROFILES",
+    "Cache",
+    "Combined",
+    "Experiment",
+    "Profile",
+    "RestampReport",
+    "RunCache",
+    "RunLocked",
+    "StoredResult",
+    "checkpoint",
+    "code_digests",
+    "config_hash",
+    "get_experiment",
+    "import_closure",
+    "inspect_result",
+    "list_experiments",
+    "load_or_run",
+    "load_per_dataset",
+    "load_stored",
+    "normalized_source",
+    "provenance",
+    "read_result",
+    "register",
+    "restamp",
+    "result_folder",
+    "results_root",
+    "run",
+    "run_cell",
+    "stable_hash",
+    "stale_reason",
+    "write_result",
+]

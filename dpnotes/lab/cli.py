@@ -1,0 +1,295 @@
+"""Command line: ``python -m dpnotes list``, ``run``, ``restamp`` and ``checkpoint``."""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import signal
+import sys
+from collections.abc import Sequence
+
+from dpnotes.lab.registry import PROFILES, Experiment, config_hash, list_experiments
+from dpnotes.lab.restamp import restamp
+from dpnotes.lab.runner import checkpoint, run, stale_reason
+from dpnotes.lab.store import RunLocked, inspect_result, result_folder, stored_seeds
+
+
+def _status(exp: Experiment, profile: str, seed: int, root: str | None) -> list[str]:
+    """Return ``[profile, seed, cells, status]`` of one stored result folder."""
+    folder = result_folder(root, exp.name, profile, seed)
+    result, why = inspect_result(folder, experiment=exp.name, profile=profile)
+    if result is None:
+        return [profile, str(seed), "-", f"damaged: {why}" if why else "empty folder"]
+    total = result.meta.get("cells")
+    done = len(result.meta.get("cells_done", [])) if result.partial else total
+    state = ["partial"] if result.partial else []
+    if result.config_hash != config_hash(exp, profile):
+        state.append(f"stale: {stale_reason(exp.name, profile, root=root, seed=seed)}")
+    if str(result.meta.get("code_version", "")).endswith(".dirty"):
+        state.append("computed by uncommitted code: restamp it from a commit")
+    return [profile, str(seed), f"{done}/{total}", "; ".join(state) or "current"]
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    rows = []
+    experiments = list_experiments()
+    for exp in experiments:
+        found = [
+            _status(exp, p, seed, args.results)
+            for p in PROFILES
+            for seed in stored_seeds(args.results, exp.name, p)
+        ]
+        rows.extend(
+            [exp.name, *r] for r in found or [["-", "-", "-", "nothing stored"]]
+        )
+    if not rows:
+        print("no experiments registered")
+        return 0
+    header = ["experiment", "profile", "seed", "cells", "status"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    for row in [header, *rows]:
+        print(fmt.format(*row))
+    print()
+    width = max(len(e.name) for e in experiments)
+    for exp in experiments:
+        figure = f" ({exp.figure})" if exp.figure else ""
+        print(f"{exp.name:<{width}}  {exp.title}{figure}")
+    return 0
+
+
+def _interrupt_on_sigterm(signum, frame) -> None:
+    # ``kill PID`` then stops a run like Ctrl-C does: the finished cells are stored
+    # as a partial result before the process exits.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _parse_only(items: Sequence[str]) -> dict[str, list[str]] | None:
+    only: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--only takes KEY=VALUE, got {item!r}.")
+        only.setdefault(key, []).append(value)
+    return only or None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    try:
+        result = run(
+            args.name,
+            args.profile,
+            seed=args.seed,
+            root=args.results,
+            progress=not args.no_progress,
+            keep_cells=args.keep_cells,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            only=_parse_only(args.only),
+            wait=args.wait,
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    meta = result.meta
+    if result.partial:
+        print(f"stored {result.caption()}")
+        return 0
+    print(
+        f"stored {meta['rows']} rows in {result.path} "
+        f"({meta['wall_time_s']:.1f} s, config {meta['config_hash']}, "
+        f"{meta['cells_resumed']}/{meta['cells']} cells resumed)"
+    )
+    return 0
+
+
+def _cmd_checkpoint(args: argparse.Namespace) -> int:
+    result = checkpoint(args.name, args.profile, seed=args.seed, root=args.results)
+    if result is None:
+        print(
+            f"no finished cell of {args.name} [{args.profile}] for the current code "
+            f"and seed {args.seed}; nothing stored"
+        )
+    elif result.partial:
+        print(f"stored {result.caption()}")
+    else:
+        print(f"{args.name} [{args.profile}] is complete; its result is unchanged")
+    return 0
+
+
+def _cmd_restamp(args: argparse.Namespace) -> int:
+    report = restamp(
+        args.name,
+        args.profile,
+        cells=args.cells,
+        seed=args.seed,
+        sample_seed=args.sample_seed,
+        cheapest=args.cheapest,
+        root=args.results,
+        write=not args.check,
+        progress=not args.no_progress,
+        rtol=args.rtol,
+    )
+    print(report.summary())
+    return 0 if report.equal else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``python -m dpnotes``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dpnotes",
+        description="Run the experiments behind the book's figures and tables.",
+    )
+    parser.add_argument(
+        "--results",
+        default=None,
+        help="results store (default: book/_results of this repository, or "
+        "$DPNOTES_RESULTS_DIR)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_list = sub.add_parser(
+        "list", help="list the experiments and their stored profiles"
+    )
+    p_list.set_defaults(func=_cmd_list)
+    _add_run(sub)
+    _add_restamp(sub)
+    _add_checkpoint(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the command line."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, RunLocked) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as err:
+        if args.func is not _cmd_run:
+            raise
+        # Ctrl-C, or ``kill`` (see _interrupt_on_sigterm): the runner has stored the
+        # finished cells; say so instead of printing a traceback.
+        how = str(err) or "Ctrl-C"
+        print(
+            f"interrupted ({how}): the finished cells are stored as a partial result; "
+            "run the same command again to compute the rest.",
+            file=sys.stderr,
+        )
+        return 130
+    except concurrent.futures.BrokenExecutor:
+        if args.func is not _cmd_run:
+            raise
+        # A worker process died without raising (the kernel's out-of-memory killer,
+        # or a signal sent to the worker rather than to this process): the pool stops
+        # every cell in flight, and the runner has stored the finished ones.
+        print(
+            "a worker process ended abruptly (killed by a signal, or out of memory: "
+            "try fewer --jobs): the finished cells are stored as a partial result; "
+            "run the same command again to compute the rest.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def _add_run(sub) -> None:
+    """Add the ``run`` command."""
+    p_run = sub.add_parser("run", help="run one experiment and store its results")
+    p_run.add_argument("name", help="experiment name (see `list`)")
+    p_run.add_argument("--profile", choices=PROFILES, default="quick")
+    p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_run.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes running cells in parallel (default 1)",
+    )
+    p_run.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the cells on a Dask cluster (e.g. tcp://host:8786; default "
+        "$DPNOTES_SCHEDULER); without it, --jobs local processes",
+    )
+    p_run.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for another run of the same result to finish (default: "
+        "refuse at once)",
+    )
+    p_run.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="compute only cells with this value of a grid key (repeat a key for "
+        "several values, e.g. --only dataset=NM --only seed=0); the rest stays to do",
+    )
+    p_run.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide every progress bar: the run's and its cells' (training steps)",
+    )
+    p_run.add_argument(
+        "--keep-cells", action="store_true", help="keep per-cell files after the run"
+    )
+    p_run.set_defaults(func=_cmd_run)
+
+
+def _add_restamp(sub) -> None:
+    """Add the ``restamp`` command."""
+    p_rs = sub.add_parser(
+        "restamp",
+        help="recompute the smoke profile and a sample of stored cells under the "
+        "current code; if all agree, re-stamp the stored result with the new hash",
+    )
+    p_rs.add_argument("name", help="experiment name (see `list`)")
+    p_rs.add_argument("--profile", choices=PROFILES, default="paper")
+    p_rs.add_argument(
+        "--cells",
+        type=int,
+        default=3,
+        metavar="K",
+        help="stored cells to recompute (default 3)",
+    )
+    p_rs.add_argument("--seed", type=int, default=0, help="root seed of the result")
+    p_rs.add_argument(
+        "--sample-seed", type=int, default=0, help="seed of the random choice of cells"
+    )
+    p_rs.add_argument(
+        "--cheapest",
+        action="store_true",
+        help="check the cells with the smallest stored wall times instead of random",
+    )
+    p_rs.add_argument(
+        "--check", action="store_true", help="compare only; never rewrite meta.json"
+    )
+    p_rs.add_argument(
+        "--rtol",
+        type=float,
+        default=0.0,
+        help="relative tolerance for numbers (default 0: exactly as stored); for a "
+        "result computed on another CPU, whose floating-point sums differ in their "
+        "last digits",
+    )
+    p_rs.add_argument("--no-progress", action="store_true", help="hide cells' bars")
+    p_rs.set_defaults(func=_cmd_restamp)
+
+
+def _add_checkpoint(sub) -> None:
+    """Add the ``checkpoint`` command."""
+    p_ck = sub.add_parser(
+        "checkpoint",
+        help="store the finished cells of an unfinished run as a partial result",
+    )
+    p_ck.add_argument("name", help="experiment name (see `list`)")
+    p_ck.add_argument("--profile", choices=PROFILES, default="paper")
+    p_ck.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_ck.set_defaults(func=_cmd_checkpoint)

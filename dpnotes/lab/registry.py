@@ -1,0 +1,309 @@
+"""The registry of experiments: what each figure or table runs, under which profiles.
+
+An experiment is a grid of *cells* (one setting each, e.g. one mechanism at one n) and a
+function that computes the tidy rows of one cell::
+
+    run_cell(config, cell, *, rng, cache, progress) -> pandas.DataFrame
+
+``config`` is the profile (a frozen dataclass, :class:`Profile`), ``rng`` the cell's own
+random stream, ``cache`` a :class:`Cache` shared with other cells and experiments (or
+None) and ``progress`` whether the cell may draw progress bars of its own. The runner
+(:func:`dpnotes.lab.run`) spawns the streams from one root seed, stores each finished
+cell so that an interrupted run resumes where it stopped, and writes the final table
+with its provenance.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from dpnotes.lab.fingerprint import code_digests
+
+__all__ = [
+    "PROFILES",
+    "Cache",
+    "Experiment",
+    "Profile",
+    "config_hash",
+    "get_experiment",
+    "list_experiments",
+    "register",
+    "stable_hash",
+    "to_jsonable",
+]
+
+#: Profiles every experiment has, cheapest first: ``smoke`` (seconds, used by the
+#: tests), ``quick`` (minutes on a 2-core CPU, what a book build runs when nothing is
+#: stored) and ``paper`` (the papers' full settings).
+PROFILES: tuple[str, ...] = ("smoke", "quick", "paper")
+
+Cell = Mapping[str, Any]
+CellFunction = Callable[..., pd.DataFrame]
+
+_REGISTRY: dict[str, Experiment] = {}
+
+# Modules that define experiments; importing them fills the registry.
+_EXPERIMENT_MODULES: tuple[str, ...] = (
+    "dpnotes.experiments.dp_basics",
+    "dpnotes.experiments.stratified_mean",
+    "dpnotes.experiments.strat_synth",
+    "dpnotes.experiments.dpsgd_f",
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Base class of an experiment's settings under one profile.
+
+    Subclass it as a frozen dataclass whose fields are the settings, with the defaults
+    the profiles share; each profile is one instance. The fields are what the config
+    hash covers (:func:`config_hash`), so a setting that no code reads does not belong
+    here.
+    """
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the settings as plain JSON values (tuples become lists)."""
+        return to_jsonable(
+            {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        )
+
+
+class Cache(Protocol):
+    """A store of tables shared between cells and experiments (the run cache).
+
+    The runner hands one to every cell (``cache=``); a cell that computes something
+    another cell also needs asks it for the table instead of computing it again.
+    """
+
+    def table(
+        self,
+        namespace: str,
+        key: Mapping[str, Any],
+        compute: Callable[[], pd.DataFrame],
+        *,
+        code: Sequence[str] = (),
+    ) -> pd.DataFrame:
+        """Return ``compute()``, computed once for every ``key`` and code.
+
+        ``key`` names all the computation depends on but its code; ``code`` names the
+        modules whose source (with everything they import) the cache adds to it.
+        """
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert settings to plain JSON types so that their hash is stable.
+
+    >>> to_jsonable({"b": (1, 2), "a": np.float64(0.5)})
+    {'a': 0.5, 'b': [1, 2]}
+    """
+    if isinstance(value, Profile):
+        return value.as_dict()
+    if isinstance(value, Mapping):
+        return {
+            str(k): to_jsonable(v)
+            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+        }
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating,)):
+        return float(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    raise TypeError(
+        "experiment settings must hold JSON-like values (numbers, strings, lists, "
+        f"dicts); got {type(value).__name__}: {value!r}"
+    )
+
+
+def stable_hash(value: Any, *, length: int = 16) -> str:
+    """Return a short sha256 digest of a JSON-like value (dict order does not matter).
+
+    >>> stable_hash({"b": 1, "a": [1, 2]}) == stable_hash({"a": [1, 2], "b": 1})
+    True
+    """
+    text = json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _is_timing(name: str) -> bool:
+    return name.endswith("_seconds")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One registered experiment (a figure or a table of the book).
+
+    Attributes:
+        name: Registry key, used on the command line and as the results folder name.
+        title: One line saying what it computes.
+        profiles: ``{"smoke": Profile, "quick": Profile, "paper": Profile}``.
+        grid: ``grid(config) -> list[cell]``, the settings to run; each cell is a dict
+            of JSON-like values, and its keys become columns of the results table.
+        run_cell: ``run_cell(config, cell, *, rng, cache, progress) -> DataFrame``,
+            the tidy rows of one cell (see the module docstring).
+        datasets: ``datasets(config) -> list[str]``, the data files read, as paths
+            relative to the data root (``"acs/2018/1-Year/psam_p35.csv"``); empty for
+            synthetic data.
+        version: Bump to invalidate stored results for a reason the hash cannot see.
+        figure: The figure or table of a paper it reproduces, if any (for the caption).
+        module: The module that defines it; the config hash covers this module and
+            every ``dpnotes`` module it imports, transitively.
+    """
+
+    name: str
+    title: str
+    profiles: Mapping[str, Profile]
+    grid: Callable[[Any], Sequence[Cell]]
+    run_cell: CellFunction
+    datasets: Callable[[Any], Sequence[str]] = field(default=lambda config: ())
+    version: int = 1
+    figure: str = ""
+    module: str = ""
+
+    def config(self, profile: str) -> Profile:
+        """Return the settings of one profile.
+
+        Raises:
+            ValueError: If ``profile`` is not one of :data:`PROFILES`.
+        """
+        if profile not in PROFILES:
+            raise ValueError(
+                f"unknown profile {profile!r}; choose one of {list(PROFILES)}."
+            )
+        return self.profiles[profile]
+
+    def cells(self, profile: str) -> list[dict[str, Any]]:
+        """Return the grid of one profile as a list of plain dicts."""
+        return [dict(to_jsonable(c)) for c in self.grid(self.config(profile))]
+
+    def code_digests(self) -> dict[str, str]:
+        """Return ``{module: digest}`` of the code the config hash covers."""
+        return code_digests([self.module])
+
+    def code_digest(self) -> str:
+        """Hash the code that computes this experiment (:meth:`code_digests`)."""
+        return stable_hash(self.code_digests())
+
+    @staticmethod
+    def is_timing(name: str) -> bool:
+        """Return whether a column or a ``metric`` value names a wall time.
+
+        Wall times (names ending in ``_seconds``) differ from run to run; every other
+        value a cell returns is a function of the code, the settings and the seed.
+        """
+        return _is_timing(name)
+
+
+def config_hash(experiment: Experiment, profile: str) -> str:
+    """Return the hash that decides whether a stored result is current.
+
+    It covers the experiment's name, version, profile settings and the code it
+    can run (:meth:`Experiment.code_digests`). The root seed is recorded in the
+    provenance but not hashed: a result computed with another seed is still a valid
+    result of the same code.
+    """
+    return stable_hash(
+        {
+            "name": experiment.name,
+            "version": experiment.version,
+            "profile": profile,
+            "config": to_jsonable(experiment.config(profile)),
+            "code": experiment.code_digest(),
+        }
+    )
+
+
+def register(
+    *,
+    name: str,
+    title: str,
+    profiles: Mapping[str, Profile],
+    grid: Callable[[Any], Sequence[Cell]],
+    datasets: Callable[[Any], Sequence[str]] | None = None,
+    version: int = 1,
+    figure: str = "",
+) -> Callable[[CellFunction], CellFunction]:
+    """Register the decorated ``run_cell`` function as an experiment.
+
+    The arguments are the fields of :class:`Experiment`.
+
+    Raises:
+        ValueError: If the name is taken or a profile is missing.
+        TypeError: If a profile is not a :class:`Profile` instance.
+    """
+    missing = [p for p in PROFILES if p not in profiles]
+    if missing:
+        raise ValueError(
+            f"experiment {name!r} lacks profile(s) {missing}; give all of {PROFILES}."
+        )
+    extra = sorted(set(profiles) - set(PROFILES))
+    if extra:
+        raise ValueError(f"experiment {name!r} has unknown profile(s) {extra}.")
+    for key, value in profiles.items():
+        if not isinstance(value, Profile):
+            raise TypeError(
+                f"experiment {name!r}: profile {key!r} must be an instance of a "
+                "frozen dataclass derived from dpnotes.lab.Profile, got "
+                f"{type(value).__name__}."
+            )
+
+    def decorator(fn: CellFunction) -> CellFunction:
+        if name in _REGISTRY and _REGISTRY[name].run_cell is not fn:
+            existing = _REGISTRY[name].module
+            if existing != fn.__module__:
+                raise ValueError(
+                    f"experiment {name!r} is already registered by {existing}."
+                )
+        _REGISTRY[name] = Experiment(
+            name=name,
+            title=title,
+            profiles=dict(profiles),
+            grid=grid,
+            run_cell=fn,
+            datasets=datasets or (lambda config: ()),
+            version=version,
+            figure=figure,
+            module=fn.__module__,
+        )
+        return fn
+
+    return decorator
+
+
+def _load_all() -> None:
+    for module in _EXPERIMENT_MODULES:
+        importlib.import_module(module)
+
+
+def list_experiments() -> list[Experiment]:
+    """Return every registered experiment, sorted by name."""
+    _load_all()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get_experiment(name: str) -> Experiment:
+    """Return the experiment registered under ``name``.
+
+    Raises:
+        ValueError: If there is none; the message lists the registered names.
+    """
+    _load_all()
+    if name not in _REGISTRY:
+        raise ValueError(
+            f"no experiment named {name!r}; run `python -m dpnotes list` to see them: "
+            f"{sorted(_REGISTRY)}."
+        )
+    return _REGISTRY[name]

@@ -1,0 +1,676 @@
+"""The chapters' helpers: number formats, seed lists, captions, tables and verdicts.
+
+A number the book states is formatted here, once, so that every chapter writes it the
+same way; the paper-vs-ours tables and the synthesis chapter's win counts are computed
+here and tested, not in chapter code. Figures keep their style in
+:mod:`dpnotes.plotting`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+
+import pandas as pd
+
+__all__ = [
+    "ACS_DATASETS",
+    "ACS_IN_PROSE",
+    "ACS_SHORT",
+    "DPSGD_METHOD_LABEL",
+    "STRATA",
+    "STRATA_LABEL",
+    "STRATA_PROSE",
+    "VERDICTS",
+    "Comparison",
+    "WinTally",
+    "compare_strata",
+    "decimals_for",
+    "fmt",
+    "judge",
+    "markdown_table",
+    "mean_sd",
+    "plural",
+    "seeds_caption",
+    "seeds_text",
+    "spread_text",
+    "strata_wins_text",
+    "verdict_table",
+    "win_tally",
+]
+
+# ----------------------------------------------------------------------------- labels
+
+#: The stratifications of the synthesis experiments, in the book's order.
+STRATA: tuple[str, ...] = ("vanilla", "SEX", "RAC1P", "SEX_RAC1P")
+
+#: How a stratification is labelled in figures and tables.
+STRATA_LABEL: Mapping[str, str] = {
+    "vanilla": "no strata",
+    "SEX": "SEX",
+    "RAC1P": "RAC1P",
+    "SEX_RAC1P": "SEX × RAC1P",
+}
+
+#: How a grouping is named inside a sentence ("the race groups").
+STRATA_PROSE: Mapping[str, str] = {
+    "RAC1P": "race",
+    "SEX": "sex",
+    "SEX_RAC1P": "sex × race",
+}
+
+#: The ACS data sets of the synthesis experiments, as a caption names them.
+ACS_DATASETS: Mapping[str, str] = {
+    "NY-sample": "New York 2018, 20,000-row sample",
+    "NM": "New Mexico 2018",
+}
+
+#: The same, short (figure titles, table cells).
+ACS_SHORT: Mapping[str, str] = {"NY-sample": "New York sample", "NM": "New Mexico"}
+
+#: The same, inside a sentence ("on the New York sample").
+ACS_IN_PROSE: Mapping[str, str] = {
+    "NY-sample": "the New York sample",
+    "NM": "New Mexico",
+}
+
+#: The DPSGD-F chapters' training methods.
+DPSGD_METHOD_LABEL: Mapping[str, str] = {
+    "sgd": "SGD",
+    "dpsgd": "DPSGD",
+    "dpsgd_2c0": "DPSGD, 2C₀",
+    "naive": "Naive",
+    "dpsgd_f": "DPSGD-F",
+}
+
+# ---------------------------------------------------------------------------- numbers
+
+
+def _real(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise a TypeError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    return float(value)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, numbers.Real) and math.isnan(value))
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """Format a number for prose: ``digits`` significant digits, trailing zeros kept.
+
+    Numbers that need no fraction at that precision (``10**digits`` and above) are
+    written whole, with thousands separators. A missing value (NaN) is an en dash.
+
+    Args:
+        x: The number.
+        digits: Significant digits, at least 1.
+
+    Returns:
+        The text.
+
+    Raises:
+        TypeError: If ``x`` is not a real number.
+        ValueError: If ``digits`` is below 1.
+
+    >>> fmt(4), fmt(0.73), fmt(0.0123456), fmt(999.6), fmt(12345.6), fmt(float("nan"))
+    ('4.00', '0.730', '0.0123', '1,000', '12,346', '–')
+    """
+    value = _real(x, "x")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be an integer of at least 1, got {digits!r}.")
+    if math.isnan(value):
+        return "–"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    text = f"{value:#.{digits}g}"
+    if abs(value) >= 10**digits or abs(float(text)) >= 10**digits:
+        return f"{value:,.0f}"
+    return text.rstrip(".")
+
+
+def decimals_for(x: float) -> int:
+    """Return decimals that keep a column narrow: 3 below 10, 1 below 100, else 0.
+
+    >>> decimals_for(0.5), decimals_for(12.3), decimals_for(450.0)
+    (3, 1, 0)
+    """
+    size = abs(_real(x, "x"))
+    return 3 if size < 10 else 1 if size < 100 else 0
+
+
+def mean_sd(mean: float, sd: float | None = None, *, decimals: int | None = 3) -> str:
+    """Format "mean ± sd" with fixed decimals; just the mean when ``sd`` is missing.
+
+    A standard deviation over one seed is NaN (pandas' ``std``), so a single seed gives
+    no ``±``.
+
+    Args:
+        mean: The mean over seeds.
+        sd: Their standard deviation, or None / NaN.
+        decimals: Digits after the point for both; None picks them from the mean's size
+            (:func:`decimals_for`).
+
+    Returns:
+        The text, e.g. ``"0.784 ± 0.002"``.
+
+    Raises:
+        TypeError: If ``mean`` or ``sd`` is not a real number.
+        ValueError: If ``decimals`` is negative or ``sd`` is negative.
+
+    >>> mean_sd(0.78412, 0.0021), mean_sd(0.78412, float("nan"))
+    ('0.784 ± 0.002', '0.784')
+    >>> mean_sd(123.4, 5.6, decimals=None)
+    '123 ± 6'
+    """
+    m = _real(mean, "mean")
+    d = decimals_for(m) if decimals is None else decimals
+    if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+        raise ValueError(f"decimals must be a non-negative integer or None, got {d!r}.")
+    text = f"{m:.{d}f}"
+    if _missing(sd):
+        return text
+    s = _real(sd, "sd")
+    if s < 0:
+        raise ValueError(
+            f"sd must be >= 0, got {s}; pass the standard deviation itself."
+        )
+    return f"{text} ± {s:.{d}f}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """Return ``"1 seed"`` or ``"3 seeds"``: the count and the word in the right number.
+
+    >>> plural(1, "seed"), plural(2, "near tie"), plural(0, "data set", "data sets")
+    ('1 seed', '2 near ties', '0 data sets')
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"n must be an integer count, got {type(n).__name__}.")
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+# ------------------------------------------------------------------ seeds and captions
+
+
+def _seed_list(seeds: Iterable[int]) -> list[int]:
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Iterable):
+        raise TypeError(
+            f"seeds must be an iterable of integers (a list, a tuple, a column), "
+            f"got {type(seeds).__name__}."
+        )
+    found = list(seeds)
+    for s in found:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"seeds must be integers, got {s!r}.")
+    if not found:
+        raise ValueError(
+            "seeds is empty: a result with no seed has nothing to describe."
+        )
+    return sorted({int(s) for s in found})
+
+
+def seeds_text(seeds: Iterable[int], *, mean_over: bool = False) -> str:
+    """Name the seeds: ``"seed 0"`` or ``"seeds 0, 1, 2"`` (sorted, each once).
+
+    Args:
+        seeds: The seeds, e.g. ``Source.seeds`` or a table's ``seed`` column.
+        mean_over: Prefix ``"mean over "`` when there are several seeds.
+
+    Returns:
+        The text.
+
+    Raises:
+        TypeError: If the seeds are not integers.
+        ValueError: If there are none.
+
+    >>> seeds_text([2, 0, 1, 0]), seeds_text((3,)), seeds_text([0, 1], mean_over=True)
+    ('seeds 0, 1, 2', 'seed 3', 'mean over seeds 0, 1')
+    """
+    found = _seed_list(seeds)
+    several = len(found) > 1
+    text = ("seeds " if several else "seed ") + ", ".join(map(str, found))
+    return ("mean over " if mean_over and several else "") + text
+
+
+def spread_text(n_seeds: int) -> str:
+    """Say what a figure's error bars are, given how many seeds it averages.
+
+    >>> spread_text(3), spread_text(1)
+    ('mean ± sd over seeds', 'a single seed, so no error bars')
+    """
+    if isinstance(n_seeds, bool) or not isinstance(n_seeds, numbers.Integral):
+        raise TypeError(f"n_seeds must be an integer, got {type(n_seeds).__name__}.")
+    if n_seeds < 1:
+        raise ValueError(f"n_seeds must be at least 1, got {n_seeds}.")
+    return "mean ± sd over seeds" if n_seeds > 1 else "a single seed, so no error bars"
+
+
+def seeds_caption(data: str, profile: str, seeds: Iterable[int]) -> str:
+    """Return a figure caption's last sentence: data set, profile, seeds and error bars.
+
+    >>> seeds_caption("New Mexico 2018", "paper", [0, 1])
+    'New Mexico 2018; profile paper, seeds 0, 1; mean ± sd over seeds.'
+    """
+    found = _seed_list(seeds)
+    return f"{data}; profile {profile}, {seeds_text(found)}; {spread_text(len(found))}."
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> str:
+    """Render a small DataFrame as a Markdown table (for ``display(Markdown(...))``).
+
+    The book's theme styles Markdown tables (and lets wide ones scroll), which reads
+    better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
+    font; pipes in cell text are escaped; the space after a ``±`` becomes a no-break
+    space, so that a narrow column breaks a mean and its spread before the ``±``
+    rather than leaving it at the end of a line.
+
+    Args:
+        frame: The table; its index is not shown (``reset_index()`` first to show it).
+        code_columns: Names of the columns whose cells are code.
+
+    Returns:
+        The Markdown text.
+
+    Raises:
+        TypeError: If ``frame`` is not a DataFrame.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"frame must be a pandas DataFrame, got {type(frame).__name__}; "
+            "wrap rows with pd.DataFrame(rows)."
+        )
+    code = set(code_columns)
+
+    def cell(column: str, value: object) -> str:
+        text = "" if value is None else str(value)
+        text = text.replace("|", "\\|").replace("\n", " ")
+        text = text.replace(" ± ", " ±\u00a0")
+        return f"`{text}`" if column in code and text else text
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = [
+        "| "
+        + " | ".join(cell(c, v) for c, v in zip(frame.columns, row, strict=True))
+        + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([header, rule, *rows])
+
+
+# ------------------------------------------------------------------- paper against ours
+
+#: The three verdicts of a paper-vs-ours comparison (CONVENTIONS rule 17).
+VERDICTS: tuple[str, ...] = ("reproduces", "differs", "not comparable")
+
+
+def judge(
+    paper: float | None,
+    ours: float | None,
+    *,
+    tolerance: float | None = None,
+    verdict: str | None = None,
+) -> str:
+    """Decide whether our number reproduces the paper's.
+
+    With a ``tolerance``, the verdict is "reproduces" when ``|ours - paper|`` is at most
+    the tolerance (inclusive, up to floating-point rounding), else "differs"; a missing
+    number on either side is "not comparable". An explicit ``verdict`` is returned as
+    is, for comparisons a number cannot settle (a different setup, a claim read off a
+    plot).
+
+    Args:
+        paper: The paper's number, or None / NaN if it gives none.
+        ours: Our number (a mean over seeds), or None / NaN.
+        tolerance: The largest absolute difference that still reproduces.
+        verdict: One of :data:`VERDICTS`, instead of a tolerance.
+
+    Returns:
+        One of :data:`VERDICTS`.
+
+    Raises:
+        ValueError: If both or neither of ``tolerance`` and ``verdict`` are given, the
+            verdict is unknown, or the tolerance is negative or not finite.
+        TypeError: If a number is not a real number.
+
+    >>> judge(0.80, 0.78, tolerance=0.02), judge(0.80, 0.77, tolerance=0.02)
+    ('reproduces', 'differs')
+    """
+    if (tolerance is None) == (verdict is None):
+        raise ValueError(
+            "give either a tolerance (the verdict is then computed) or an explicit "
+            "verdict, not both and not neither."
+        )
+    if verdict is not None:
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}.")
+        return verdict
+    tol = _real(tolerance, "tolerance")
+    if not math.isfinite(tol) or tol < 0:
+        raise ValueError(f"tolerance must be finite and >= 0, got {tol}.")
+    if _missing(paper) or _missing(ours):
+        return "not comparable"
+    diff = abs(_real(ours, "ours") - _real(paper, "paper"))
+    within = diff <= tol or math.isclose(diff, tol, rel_tol=1e-9, abs_tol=1e-12)
+    return "reproduces" if within else "differs"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One row of a paper-vs-ours table.
+
+    Attributes:
+        quantity: What is compared, with the paper's table and row ("Table 1, Adult,
+            DPSGD accuracy").
+        paper: The paper's number, or None where it gives none.
+        mean: Our mean over seeds, or None where we have none.
+        sd: Our standard deviation over seeds (None or NaN for one seed).
+        n_seeds: How many seeds ``mean`` averages; 1 also for a deterministic number.
+        tolerance: Largest absolute difference that reproduces; or give ``verdict``.
+        verdict: An explicit verdict (one of :data:`VERDICTS`) instead of a tolerance.
+        note: Why, for a row that differs or is not comparable; required when such a
+            verdict is given explicitly.
+        decimals: Decimals of our mean, sd and the difference (the paper's number is
+            shown as given).
+    """
+
+    quantity: str
+    paper: float | None
+    mean: float | None
+    sd: float | None = None
+    n_seeds: int = 1
+    tolerance: float | None = None
+    verdict: str | None = None
+    note: str = ""
+    decimals: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.quantity, str) or not self.quantity.strip():
+            raise TypeError(
+                "quantity must be a non-empty string naming what is compared."
+            )
+        for name in ("paper", "mean", "sd"):
+            value = getattr(self, name)
+            if not _missing(value):
+                _real(value, name)
+        n = self.n_seeds
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_seeds must be an integer of at least 1, got {n!r}.")
+        if not _missing(self.sd):
+            if n == 1:
+                raise ValueError(
+                    "a single seed has no standard deviation: pass sd=None, or give "
+                    "n_seeds, the number of seeds the sd is taken over."
+                )
+            if self.sd < 0:
+                raise ValueError(f"sd must be >= 0, got {self.sd}.")
+        if not isinstance(self.note, str):
+            raise TypeError(f"note must be a string, got {type(self.note).__name__}.")
+        if self.verdict in VERDICTS[1:] and not self.note.strip():
+            raise ValueError(
+                f"an explicit verdict {self.verdict!r} needs a note that says why "
+                f"({self.quantity!r})."
+            )
+        if isinstance(self.decimals, bool) or not isinstance(self.decimals, int):
+            raise TypeError("decimals must be an integer.")
+        if self.decimals < 0:
+            raise ValueError(f"decimals must be >= 0, got {self.decimals}.")
+        self.outcome  # noqa: B018  (checks tolerance and verdict now, not at rendering)
+
+    @property
+    def outcome(self) -> str:
+        """The verdict: the explicit one, or the one the tolerance gives."""
+        return judge(
+            self.paper, self.mean, tolerance=self.tolerance, verdict=self.verdict
+        )
+
+    def row(self) -> dict[str, object]:
+        """Return the row as the table shows it (all cells text, but ``seeds``)."""
+        d = self.decimals
+        comparable = not (_missing(self.paper) or _missing(self.mean))
+        note = self.note
+        if not note and self.outcome == "not comparable":
+            note = "no number on one side"
+        return {
+            "quantity": self.quantity,
+            "paper": "–" if _missing(self.paper) else f"{float(self.paper):,.15g}",
+            "ours (mean ± sd)": "–"
+            if _missing(self.mean)
+            else mean_sd(self.mean, self.sd, decimals=d),
+            "seeds": self.n_seeds,
+            "difference": f"{float(self.mean) - float(self.paper):+.{d}f}"
+            if comparable
+            else "–",
+            "verdict": self.outcome,
+            "note": note,
+        }
+
+
+def _as_comparison(row: Comparison | Mapping[str, object]) -> Comparison:
+    if isinstance(row, Comparison):
+        return row
+    if not isinstance(row, Mapping):
+        raise TypeError(
+            f"each row must be a Comparison or a mapping of its fields, "
+            f"got {type(row).__name__}."
+        )
+    known = {f.name for f in fields(Comparison)}
+    unknown = sorted(set(row) - known)
+    if unknown:
+        raise ValueError(f"unknown fields {unknown}; a row takes {sorted(known)}.")
+    missing = sorted({"quantity", "paper", "mean"} - set(row))
+    if missing:
+        raise ValueError(f"row {dict(row)!r} lacks {missing}; give None for no number.")
+    return Comparison(**row)  # type: ignore[arg-type]
+
+
+def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataFrame:
+    """Tabulate the paper's numbers beside ours, with the difference and a verdict.
+
+    Args:
+        rows: :class:`Comparison` objects, or mappings with its fields.
+
+    Returns:
+        A DataFrame with the columns quantity, paper, ours (mean ± sd), seeds,
+        difference (ours minus paper), verdict and note, one row per comparison; render
+        it with :func:`markdown_table`.
+
+    Raises:
+        TypeError: If a row is neither a Comparison nor a mapping, or has a wrong type.
+        ValueError: If there are no rows, or a row is invalid (see :class:`Comparison`).
+
+    >>> t = verdict_table([{"quantity": "ε, MNIST", "paper": 6.55, "mean": 6.5512,
+    ...                     "tolerance": 0.01}])
+    >>> t.loc[0, ["paper", "ours (mean ± sd)", "difference", "verdict"]].tolist()
+    ['6.55', '6.551', '+0.001', 'reproduces']
+    """
+    if isinstance(rows, Mapping | Comparison):
+        rows = [rows]
+    table = [_as_comparison(r).row() for r in rows]
+    if not table:
+        raise ValueError("no rows: give at least one comparison.")
+    return pd.DataFrame(table)
+
+
+# ----------------------------------------------------- stratified against unstratified
+
+
+def compare_strata(
+    rows: pd.DataFrame,
+    strata: str,
+    *,
+    lower: bool = True,
+    target: float | None = None,
+) -> pd.DataFrame:
+    """Compare stratified with unstratified synthesis, per data set, synthesizer and ε.
+
+    Args:
+        rows: Tidy results with the columns dataset, synthesizer, epsilon, strata, seed
+            and value, already restricted to one metric, grouping and group; the rows of
+            ``strata == "vanilla"`` are the unstratified runs.
+        strata: The stratification compared with ``"vanilla"``.
+        lower: Whether a lower value is better (else higher); ignored with ``target``.
+        target: A real-data value: then the mean closer to it is better.
+
+    Returns:
+        A DataFrame indexed by (dataset, synthesizer, epsilon) with the columns
+        ``strat`` and ``vanilla`` (means over seeds), ``better`` (the stratified mean
+        is better) and ``tie`` (a near tie: the two variants' values over the seeds
+        overlap, the lowest of one below the highest of the other, so the seeds cannot
+        tell them apart). Only settings where both variants have values are kept.
+
+    Raises:
+        ValueError: If a column is missing or ``strata`` is ``"vanilla"``.
+        TypeError: If ``rows`` is not a DataFrame.
+    """
+    if not isinstance(rows, pd.DataFrame):
+        raise TypeError(f"rows must be a pandas DataFrame, got {type(rows).__name__}.")
+    need = {"dataset", "synthesizer", "epsilon", "strata", "value"}
+    if need - set(rows.columns):
+        raise ValueError(
+            f"rows lack the columns {sorted(need - set(rows.columns))}; pass the "
+            "strat_synth results table filtered to one metric, grouping and group."
+        )
+    if strata == "vanilla":
+        raise ValueError("strata must name a stratification, not 'vanilla' itself.")
+    g = rows[rows.strata.isin(["vanilla", strata])].groupby(
+        ["dataset", "synthesizer", "epsilon", "strata"]
+    )["value"]
+    m, lo, hi = (
+        g.agg(f).unstack("strata").reindex(columns=["vanilla", strata])
+        for f in ("mean", "min", "max")
+    )
+    out = pd.DataFrame({"strat": m[strata], "vanilla": m["vanilla"]}).dropna()
+    if target is not None:
+        out["better"] = (out.strat - target).abs() < (out.vanilla - target).abs()
+    elif lower:
+        out["better"] = out.strat < out.vanilla
+    else:
+        out["better"] = out.strat > out.vanilla
+    overlap = (lo[strata] <= hi["vanilla"]) & (lo["vanilla"] <= hi[strata])
+    out["tie"] = overlap.loc[out.index]
+    return out
+
+
+@dataclass(frozen=True)
+class WinTally:
+    """How often stratifying won a set of comparisons.
+
+    Attributes:
+        wins: Comparisons where the stratified mean is better.
+        total: Comparisons made.
+        ties: Near ties among them (wins and losses).
+        tied_losses: Losses that are near ties.
+    """
+
+    wins: int
+    total: int
+    ties: int
+    tied_losses: int
+
+    @property
+    def outcome(self) -> str:
+        """The majority verdict.
+
+        ``"none"`` without comparisons; ``"loses"`` when stratifying wins fewer than
+        half even if every tied loss were a win; ``"loses within ties"`` when it wins
+        fewer than half but the tied losses could change that; ``"half"`` at exactly
+        half; ``"wins"`` above half.
+        """
+        if self.total == 0:
+            return "none"
+        if 2 * (self.wins + self.tied_losses) < self.total:
+            return "loses"
+        if 2 * self.wins < self.total:
+            return "loses within ties"
+        if 2 * self.wins == self.total:
+            return "half"
+        return "wins"
+
+    def __str__(self) -> str:
+        """``"2 of 54"``."""
+        return f"{self.wins} of {self.total}"
+
+
+def _tally(compared: pd.DataFrame) -> WinTally:
+    better = compared["better"].astype(bool)
+    tie = compared["tie"].astype(bool)
+    return WinTally(
+        wins=int(better.sum()),
+        total=len(compared),
+        ties=int(tie.sum()),
+        tied_losses=int((tie & ~better).sum()),
+    )
+
+
+def win_tally(compared: pd.DataFrame, *, by: str | None = None):
+    """Count the wins of stratifying in :func:`compare_strata`'s comparisons.
+
+    Args:
+        compared: One or more :func:`compare_strata` frames (concatenated).
+        by: An index level (``"dataset"``, ``"synthesizer"``): then one tally per value.
+
+    Returns:
+        A :class:`WinTally`, or with ``by`` a dict from the level's values (in order of
+        appearance) to tallies.
+
+    Raises:
+        ValueError: If ``compared`` lacks the columns better and tie, or the level.
+    """
+    if not isinstance(compared, pd.DataFrame) or not {"better", "tie"} <= set(
+        compared.columns
+    ):
+        raise ValueError("compared must be a frame returned by compare_strata.")
+    if by is None:
+        return _tally(compared)
+    if by not in compared.index.names:
+        raise ValueError(
+            f"no index level {by!r}; the levels are {compared.index.names}."
+        )
+    keys = pd.unique(compared.index.get_level_values(by))
+    return {k: _tally(compared.xs(k, level=by, drop_level=False)) for k in keys}
+
+
+def strata_wins_text(
+    compared: pd.DataFrame, synthesizers: Iterable[str], *, at_epsilon: float = 1.0
+) -> str:
+    """Say per synthesizer at how many ε stratifying won, and both values at one ε.
+
+    Args:
+        compared: :func:`compare_strata`'s frame for one data set.
+        synthesizers: The synthesizers to report, in order; absent ones are skipped.
+        at_epsilon: The ε whose two means are quoted, when computed.
+
+    Returns:
+        E.g. ``"MST at 2 of 6 ε (1 near tie); at ε = 1, 0.123 stratified against 0.456
+        without strata; AIM at ..."``, or a sentence saying nothing is computed yet.
+
+    Raises:
+        ValueError: If ``compared`` holds more than one data set.
+    """
+    if compared.index.get_level_values("dataset").nunique() > 1:
+        raise ValueError("compared holds several data sets; select one with .xs first.")
+    parts = []
+    present = set(compared.index.get_level_values("synthesizer"))
+    for syn in synthesizers:
+        if syn not in present:
+            continue
+        w = compared.xs(syn, level="synthesizer").droplevel("dataset")
+        tally = _tally(w)
+        text = f"{syn} at {tally} ε ({plural(tally.ties, 'near tie')})"
+        if at_epsilon in w.index:
+            strat, vanilla = w.loc[at_epsilon, "strat"], w.loc[at_epsilon, "vanilla"]
+            text += (
+                f"; at ε = {at_epsilon:g}, {fmt(strat)} stratified "
+                f"against {fmt(vanilla)} without strata"
+            )
+        parts.append(text)
+    return (
+        "; ".join(parts) or "no synthesizer yet (no cells computed for this comparison)"
+    )

@@ -1,0 +1,193 @@
+"""The store never loses a finished result: kills, interruptions, seeds, concurrency."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lab_toy
+import numpy as np
+import pytest
+
+from dpnotes.lab import inspect_result, load_stored, read_result, run
+from dpnotes.lab.cli import main
+from dpnotes.lab.store import RunLocked, result_folder, stored_seeds
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = lab_toy.NAME
+_CLI = "import sys, lab_toy; from dpnotes.lab.cli import main; sys.exit(main())"
+
+
+def _cli(root: Path, *args: str, sleep: float = 0.0) -> subprocess.Popen:
+    """Start the command line in a new process, with the toy registered."""
+    env = {**os.environ, "TOY_LAB_SLEEP": str(sleep), "PYTHONPATH": str(ROOT / "tests")}
+    return subprocess.Popen(
+        [sys.executable, "-c", _CLI, "--results", str(root), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _table_bytes(folder: Path) -> bytes:
+    return (folder / "results.csv").read_bytes() + (folder / "meta.json").read_bytes()
+
+
+def _wait_for_cells(folder: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(list(folder.glob("cells/*/*.csv"))) >= count:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"no {count} finished cells under {folder} in {timeout} s")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGINT"])
+def test_a_killed_rerun_never_replaces_the_complete_result(tmp_path, how):
+    complete = run(NAME, "quick", root=tmp_path, progress=False)
+    folder = complete.path
+    before = _table_bytes(folder)
+    rng = np.random.default_rng(7 if how == "SIGKILL" else 8)
+    for _ in range(3):
+        # A rerun of the same result (the same code), killed at a random moment
+        # after it has finished at least one cell and checkpointed.
+        proc = _cli(
+            tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.15
+        )
+        _wait_for_cells(folder, 1)
+        time.sleep(float(rng.uniform(0.0, 0.4)))
+        proc.send_signal(getattr(signal, how))
+        proc.communicate(timeout=60)
+        assert proc.returncode != 0
+        assert _table_bytes(folder) == before, "the complete result was touched"
+        stored = load_stored(NAME, "quick", root=tmp_path)
+        assert stored is not None and not stored.partial
+    # The interrupted reruns' cells are kept for a resume, which completes the run.
+    again = run(NAME, "quick", root=tmp_path, progress=False)
+    assert not again.partial and len(again.table) == len(complete.table)
+
+
+@pytest.mark.slow
+def test_another_seed_lives_beside_the_stored_result(tmp_path, capsys):
+    run(NAME, "quick", root=tmp_path, progress=False)
+    seed0 = result_folder(tmp_path, NAME, "quick", 0)
+    before = _table_bytes(seed0)
+    proc = _cli(
+        tmp_path,
+        "run",
+        NAME,
+        "--profile",
+        "quick",
+        "--seed",
+        "1",
+        "--no-progress",
+        sleep=0.15,
+    )
+    seed1 = result_folder(tmp_path, NAME, "quick", 1)
+    _wait_for_cells(seed1, 2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert _table_bytes(seed0) == before
+    assert stored_seeds(tmp_path, NAME, "quick") == [0, 1]
+    partial = load_stored(NAME, "quick", root=tmp_path, seed=1, allow_partial=True)
+    assert partial is not None and partial.partial and partial.meta["seed"] == 1
+    assert "--seed 1" in partial.caption()
+    assert main(["--results", str(tmp_path), "list"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith(NAME)]
+    assert any(" 0 " in x and "6/6" in x and "stale" not in x for x in lines), lines
+    assert any(" 1 " in x and "partial" in x for x in lines), lines
+
+
+@pytest.mark.slow
+def test_a_second_run_of_the_same_result_refuses_while_one_runs(tmp_path, capsys):
+    proc = _cli(tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.2)
+    folder = result_folder(tmp_path, NAME, "quick")
+    _wait_for_cells(folder, 1)
+    args = ["--results", str(tmp_path), "run", NAME, "--profile", "quick"]
+    assert main([*args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "being written by another process" in err and "lock" in err
+    with pytest.raises(RunLocked):
+        run(NAME, "quick", root=tmp_path, progress=False)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    stored = load_stored(NAME, "quick", root=tmp_path)
+    assert stored is not None and not stored.partial and stored.meta["cells"] == 6
+    # Once the first is done, a waiting run goes ahead.
+    assert not run(NAME, "quick", root=tmp_path, progress=False, wait=5).partial
+
+
+def test_a_partial_never_replaces_a_complete_result(tmp_path, monkeypatch):
+    complete = run(NAME, "quick", root=tmp_path, progress=False)
+    before = _table_bytes(complete.path)
+
+    monkeypatch.setenv("TOY_LAB_FAIL_ARM", "3")
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "quick", root=tmp_path, progress=False, checkpoint_s=0)
+    assert _table_bytes(complete.path) == before
+
+
+def test_files_are_world_readable_and_damage_is_named(tmp_path, capsys):
+    stored = run(NAME, "smoke", root=tmp_path, progress=False)
+    for name in ("results.csv", "meta.json"):
+        mode = stat.S_IMODE((stored.path / name).stat().st_mode)
+        assert mode == 0o644, (name, oct(mode))
+    # A table edited by hand: named as damaged, never used.
+    table = stored.path / "results.csv"
+    table.write_text(table.read_text().replace("draw", "drew", 1))
+    result, why = inspect_result(stored.path, experiment=NAME, profile="smoke")
+    assert result is None and "does not match the sha256" in why
+    assert load_stored(NAME, "smoke", root=tmp_path) is None
+    assert main(["--results", str(tmp_path), "list"]) == 0
+    out = capsys.readouterr().out
+    assert any(
+        line.startswith(NAME) and "damaged: results.csv does not match" in line
+        for line in out.splitlines()
+    ), out
+    # Metadata that does not parse is named too.
+    (stored.path / "meta.json").write_text("{not json")
+    assert (
+        "does not parse"
+        in inspect_result(stored.path, experiment=NAME, profile="smoke")[1]
+    )
+    assert read_result(stored.path, experiment=NAME, profile="smoke") is None
+
+
+def test_gitattributes_keeps_stored_tables_byte_exact():
+    out = subprocess.run(
+        ["git", "check-attr", "text", "book/_results/x/paper/results.csv"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.strip().endswith("text: unset"), out
+
+
+def test_lock_files_and_seed_folders_are_ignored_by_git():
+    paths = [
+        "book/_results/x/paper/.lock",
+        "book/_results/x/paper/seed-2/cells/abc/1.csv",
+    ]
+    out = subprocess.run(
+        ["git", "check-ignore", *paths], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    assert out == paths
+
+
+def test_stored_meta_is_json_with_seed(tmp_path):
+    stored = run(NAME, "smoke", seed=4, root=tmp_path, progress=False)
+    assert stored.path == tmp_path / NAME / "smoke" / "seed-4"
+    assert json.loads((stored.path / "meta.json").read_text())["seed"] == 4
+    assert load_stored(NAME, "smoke", root=tmp_path) is None, "seed 0 is not seed 4"
+    assert load_stored(NAME, "smoke", root=tmp_path, seed=4) is not None

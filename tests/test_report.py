@@ -1,0 +1,362 @@
+"""The chapters' helpers: formats, seeds, captions, tables and verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpnotes import report
+
+# ------------------------------------------------------------------------------ formats
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (4, "4.00"),
+        (0.73, "0.730"),
+        (0.7304, "0.730"),
+        (12.345, "12.3"),
+        (-0.5, "-0.500"),
+        (0.0123456, "0.0123"),
+        (100.0, "100"),
+        (999.4, "999"),
+        (999.6, "1,000"),  # rounds up to four digits: written whole, not as 1.00e+03
+        (1000, "1,000"),
+        (12345.6, "12,346"),
+        (np.float64(0.25), "0.250"),
+        (float("nan"), "–"),
+    ],
+)
+def test_fmt_gives_three_significant_digits(x, text):
+    assert report.fmt(x) == text
+
+
+def test_fmt_digits_and_bad_input():
+    assert report.fmt(0.123456, digits=2) == "0.12"
+    assert report.fmt(123.456, digits=5) == "123.46"
+    with pytest.raises(ValueError, match="digits"):
+        report.fmt(1.0, digits=0)
+    with pytest.raises(TypeError, match="real number"):
+        report.fmt("0.5")
+
+
+def test_mean_sd_strings():
+    assert report.mean_sd(0.78412, 0.0021) == "0.784 ± 0.002"
+    assert report.mean_sd(0.78412, float("nan")) == "0.784"
+    assert report.mean_sd(0.78412) == "0.784"
+    assert report.mean_sd(0.5, 0.01, decimals=2) == "0.50 ± 0.01"
+    assert report.mean_sd(3.14159, 0.2, decimals=None) == "3.142 ± 0.200"
+    assert report.mean_sd(42.25, 1.25, decimals=None) == "42.2 ± 1.2"
+    assert report.mean_sd(420.0, 12.5, decimals=None) == "420 ± 12"
+    with pytest.raises(ValueError, match=">= 0"):
+        report.mean_sd(1.0, -0.1)
+    with pytest.raises(ValueError, match="decimals"):
+        report.mean_sd(1.0, 0.1, decimals=-1)
+    with pytest.raises(TypeError, match="mean"):
+        report.mean_sd(None, 0.1)
+
+
+def test_decimals_for_boundaries():
+    assert [report.decimals_for(x) for x in (9.99, 10.0, 99.9, 100.0)] == [3, 1, 1, 0]
+
+
+def test_plural():
+    assert report.plural(1, "near tie") == "1 near tie"
+    assert report.plural(0, "near tie") == "0 near ties"
+    assert report.plural(2, "data set", "data sets") == "2 data sets"
+    with pytest.raises(TypeError, match="integer"):
+        report.plural(1.0, "seed")
+
+
+# --------------------------------------------------------------------- seeds, captions
+
+
+def test_seeds_text():
+    assert report.seeds_text([0]) == "seed 0"
+    assert report.seeds_text((2, 0, 1)) == "seeds 0, 1, 2"
+    assert report.seeds_text(pd.Series([1, 0, 1])) == "seeds 0, 1"
+    assert report.seeds_text(np.array([3, 4])) == "seeds 3, 4"
+    assert report.seeds_text([0, 1], mean_over=True) == "mean over seeds 0, 1"
+    assert report.seeds_text([0], mean_over=True) == "seed 0"
+    with pytest.raises(ValueError, match="empty"):
+        report.seeds_text([])
+    with pytest.raises(TypeError, match="integers"):
+        report.seeds_text([0.5])
+    with pytest.raises(TypeError, match="iterable"):
+        report.seeds_text(3)
+
+
+def test_seeds_caption_and_spread():
+    assert report.seeds_caption("New Mexico 2018", "quick", [0]) == (
+        "New Mexico 2018; profile quick, seed 0; a single seed, so no error bars."
+    )
+    assert report.seeds_caption("NY", "paper", [1, 0]) == (
+        "NY; profile paper, seeds 0, 1; mean ± sd over seeds."
+    )
+    with pytest.raises(ValueError, match="at least 1"):
+        report.spread_text(0)
+
+
+def test_labels_cover_the_strata():
+    assert set(report.STRATA) == set(report.STRATA_LABEL)
+    assert set(report.STRATA_PROSE) == set(report.STRATA) - {"vanilla"}
+    assert set(report.ACS_DATASETS) == set(report.ACS_SHORT) == set(report.ACS_IN_PROSE)
+
+
+# ------------------------------------------------------------------------------ tables
+
+
+def test_markdown_table_escapes_and_formats():
+    text = report.markdown_table(
+        pd.DataFrame({"file": ["a|b.csv"], "rows": [3]}), code_columns=["file"]
+    )
+    lines = text.splitlines()
+    assert lines[0] == "| file | rows |"
+    assert lines[1] == "|---|---|"
+    assert lines[2] == "| `a\\|b.csv` | 3 |"
+    spread = report.markdown_table(pd.DataFrame({"acc": ["0.784 ± 0.002"]}))
+    assert spread.splitlines()[2] == "| 0.784 ±\u00a00.002 |", "no line ends in ±"
+    with pytest.raises(TypeError, match=r"pd\.DataFrame"):
+        report.markdown_table([{"a": 1}])
+
+
+# ----------------------------------------------------------------------------- verdicts
+
+
+def test_judge_at_the_tolerance_boundary():
+    assert report.judge(0.80, 0.78, tolerance=0.02) == "reproduces"  # exactly at it
+    assert report.judge(0.80, 0.82, tolerance=0.02) == "reproduces"
+    assert report.judge(0.9, 1.1, tolerance=0.2) == "reproduces"  # 0.2000000000000001
+    assert report.judge(0.80, 0.7799, tolerance=0.02) == "differs"
+    assert report.judge(0.80, 0.8201, tolerance=0.02) == "differs"
+    assert report.judge(1.0, 1.0, tolerance=0.0) == "reproduces"
+    assert report.judge(None, 1.0, tolerance=0.1) == "not comparable"
+    assert report.judge(1.0, float("nan"), tolerance=0.1) == "not comparable"
+    assert report.judge(1.0, 5.0, verdict="reproduces") == "reproduces"
+
+
+def test_judge_refuses_bad_input():
+    with pytest.raises(ValueError, match="not both"):
+        report.judge(1.0, 1.0, tolerance=0.1, verdict="differs")
+    with pytest.raises(ValueError, match="not neither"):
+        report.judge(1.0, 1.0)
+    with pytest.raises(ValueError, match="one of"):
+        report.judge(1.0, 1.0, verdict="close")
+    with pytest.raises(ValueError, match=">= 0"):
+        report.judge(1.0, 1.0, tolerance=-0.1)
+    with pytest.raises(TypeError, match="tolerance"):
+        report.judge(1.0, 1.0, tolerance="0.1")
+
+
+def test_verdict_table_renders_the_columns():
+    table = report.verdict_table(
+        [
+            report.Comparison("ε, MNIST", 6.55, 6.5512, tolerance=0.01),
+            {
+                "quantity": "accuracy, Adult",
+                "paper": 0.8,
+                "mean": 0.7642,
+                "sd": 0.0031,
+                "n_seeds": 3,
+                "tolerance": 0.02,
+            },
+            {
+                "quantity": "Figure 5",
+                "paper": None,
+                "mean": 0.31,
+                "verdict": "not comparable",
+                "note": "the paper shows a plot only",
+            },
+            {"quantity": "gap", "paper": 0.1, "mean": None, "tolerance": 0.05},
+        ]
+    )
+    assert list(table.columns) == [
+        "quantity",
+        "paper",
+        "ours (mean ± sd)",
+        "seeds",
+        "difference",
+        "verdict",
+        "note",
+    ]
+    assert table.iloc[0].tolist() == [
+        "ε, MNIST",
+        "6.55",
+        "6.551",
+        1,
+        "+0.001",
+        "reproduces",
+        "",
+    ]
+    assert table.iloc[1].tolist() == [
+        "accuracy, Adult",
+        "0.8",
+        "0.764 ± 0.003",
+        3,
+        "-0.036",
+        "differs",
+        "",
+    ]
+    assert table.iloc[2][["paper", "difference", "verdict"]].tolist() == [
+        "–",
+        "–",
+        "not comparable",
+    ]
+    assert table.iloc[3][["ours (mean ± sd)", "verdict", "note"]].tolist() == [
+        "–",
+        "not comparable",
+        "no number on one side",
+    ]
+    md = report.markdown_table(table)
+    assert "| accuracy, Adult | 0.8 | 0.764 ±\u00a00.003 | 3 | -0.036 | differs |" in md
+
+
+@pytest.mark.parametrize(
+    ("row", "error", "match"),
+    [
+        (
+            {"quantity": "", "paper": 1, "mean": 1, "tolerance": 0.1},
+            TypeError,
+            "quantity",
+        ),
+        ({"quantity": "q", "paper": 1, "mean": 1}, ValueError, "tolerance"),
+        (
+            {"quantity": "q", "paper": 1, "mean": 1, "verdict": "differs"},
+            ValueError,
+            "why",
+        ),
+        (
+            {"quantity": "q", "paper": 1, "mean": 1, "sd": 0.1, "tolerance": 0.1},
+            ValueError,
+            "single seed",
+        ),
+        (
+            {"quantity": "q", "paper": 1, "mean": 1, "n_seeds": 0, "tolerance": 0.1},
+            ValueError,
+            "n_seeds",
+        ),
+        (
+            {"quantity": "q", "paper": "1", "mean": 1, "tolerance": 0.1},
+            TypeError,
+            "paper",
+        ),
+        ({"quantity": "q", "paper": 1, "tolerance": 0.1}, ValueError, "lacks"),
+        ({"quantity": "q", "paper": 1, "mean": 1, "tol": 0.1}, ValueError, "unknown"),
+    ],
+)
+def test_verdict_table_refuses_bad_rows(row, error, match):
+    with pytest.raises(error, match=match):
+        report.verdict_table([row])
+
+
+def test_verdict_table_needs_rows():
+    with pytest.raises(ValueError, match="at least one"):
+        report.verdict_table([])
+    with pytest.raises(TypeError, match="Comparison or a mapping"):
+        report.verdict_table([("q", 1.0, 1.0)])
+
+
+# ------------------------------------------------------ stratified against unstratified
+
+
+def _runs(values: dict[tuple[str, float, str], list[float]]) -> pd.DataFrame:
+    rows = [
+        {
+            "dataset": "NY",
+            "synthesizer": syn,
+            "epsilon": eps,
+            "strata": strata,
+            "seed": seed,
+            "value": v,
+        }
+        for (syn, eps, strata), vs in values.items()
+        for seed, v in enumerate(vs)
+    ]
+    return pd.DataFrame(rows)
+
+
+RUNS = _runs(
+    {
+        ("MST", 1.0, "vanilla"): [1.0, 1.2],
+        ("MST", 1.0, "RAC1P"): [0.5, 0.7],  # lower, apart: a clear win
+        ("MST", 10.0, "vanilla"): [0.40, 0.60],
+        ("MST", 10.0, "RAC1P"): [0.55, 0.65],  # higher, overlapping: a tied loss
+        ("AIM", 1.0, "vanilla"): [0.2, 0.2],
+        ("AIM", 1.0, "RAC1P"): [0.3, 0.4],  # higher, apart: a clear loss
+        ("AIM", 10.0, "RAC1P"): [0.1],  # no unstratified run: not compared
+        ("AIM", 1.0, "SEX"): [0.0],  # another stratification: ignored
+    }
+)
+
+
+def test_compare_strata_wins_and_near_ties():
+    c = report.compare_strata(RUNS, "RAC1P")
+    assert list(c.columns) == ["strat", "vanilla", "better", "tie"]
+    assert len(c) == 3
+    assert c.loc[("NY", "MST", 1.0)].tolist() == [0.6, 1.1, True, False]
+    assert bool(c.loc[("NY", "MST", 10.0), "tie"]) is True
+    assert bool(c.loc[("NY", "MST", 10.0), "better"]) is False
+    assert bool(c.loc[("NY", "AIM", 1.0), "better"]) is False
+    higher = report.compare_strata(RUNS, "RAC1P", lower=False)
+    assert higher.better.tolist() == [True, False, True]  # AIM 1, MST 1, MST 10
+    closer = report.compare_strata(RUNS, "RAC1P", target=0.62)
+    assert bool(closer.loc[("NY", "MST", 10.0), "better"]) is True
+
+
+def test_compare_strata_refuses_bad_input():
+    with pytest.raises(ValueError, match="value"):
+        report.compare_strata(RUNS.drop(columns="value"), "RAC1P")
+    with pytest.raises(ValueError, match="vanilla"):
+        report.compare_strata(RUNS, "vanilla")
+    with pytest.raises(TypeError, match="DataFrame"):
+        report.compare_strata(RUNS.to_dict(), "RAC1P")
+
+
+def test_win_tally_and_its_outcome():
+    c = report.compare_strata(RUNS, "RAC1P")
+    tally = report.win_tally(c)
+    assert tally == report.WinTally(wins=1, total=3, ties=1, tied_losses=1)
+    assert str(tally) == "1 of 3"
+    assert tally.outcome == "loses within ties"  # 2 * (1 + 1) >= 3 > 2 * 1
+    by = report.win_tally(c, by="synthesizer")
+    assert list(by) == ["AIM", "MST"]
+    assert (str(by["AIM"]), str(by["MST"])) == ("0 of 1", "1 of 2")
+    with pytest.raises(ValueError, match="level"):
+        report.win_tally(c, by="group")
+    with pytest.raises(ValueError, match="compare_strata"):
+        report.win_tally(RUNS)
+
+
+@pytest.mark.parametrize(
+    ("wins", "tied_losses", "total", "outcome"),
+    [
+        (0, 0, 0, "none"),
+        (1, 1, 5, "loses"),  # 2 * 2 < 5
+        (2, 1, 5, "loses within ties"),  # 2 * 3 >= 5 > 2 * 2
+        (2, 0, 4, "half"),
+        (3, 0, 5, "wins"),
+    ],
+)
+def test_win_tally_outcome_boundaries(wins, tied_losses, total, outcome):
+    tally = report.WinTally(
+        wins=wins, total=total, ties=tied_losses, tied_losses=tied_losses
+    )
+    assert tally.outcome == outcome
+
+
+def test_strata_wins_text():
+    c = report.compare_strata(RUNS, "RAC1P")
+    assert report.strata_wins_text(c, ["MST", "GEM", "AIM"]) == (
+        "MST at 1 of 2 ε (1 near tie); at ε = 1, 0.600 stratified against 1.10 "
+        "without strata; AIM at 0 of 1 ε (0 near ties); at ε = 1, 0.350 stratified "
+        "against 0.200 without strata"
+    )
+    assert report.strata_wins_text(c.iloc[:0], ["MST"]).startswith("no synthesizer yet")
+    two = pd.concat([c, c.rename(index={"NY": "NM"}, level="dataset")])
+    with pytest.raises(ValueError, match="several data sets"):
+        report.strata_wins_text(two, ["MST"])
+    assert math.isclose(c.loc[("NY", "AIM", 1.0), "strat"], 0.35)
