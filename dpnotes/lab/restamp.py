@@ -75,6 +75,7 @@ class CellCheck:
     differences: tuple[str, ...]
     seconds: float
     max_relative_difference: float = 0.0
+    compared: bool = True
 
     @property
     def equal(self) -> bool:
@@ -104,10 +105,17 @@ class RestampReport:
         head = f"{self.experiment} [{self.profile}] seed {self.seed}"
         if self.note:
             return f"{head}: {self.note}"
+
+        def count(profile: str) -> str:
+            mine = [c for c in self.checks if c.profile == profile]
+            if all(c.compared for c in mine):
+                return f"{profile}: {len(mine)} cells"
+            return f"{profile}: {len(mine)} cells run, none stored to compare"
+
         checked = ", ".join(
-            f"{p}: {sum(c.profile == p for c in self.checks)} cells"
-            for p in dict.fromkeys(c.profile for c in self.checks)
+            count(p) for p in dict.fromkeys(c.profile for c in self.checks)
         )
+        compared = sum(c.compared for c in self.checks)
         if self.equal:
             done = (
                 f"restamped {', '.join(self.restamped)} {self.old_hash} -> "
@@ -118,7 +126,7 @@ class RestampReport:
             worst = max((c.max_relative_difference for c in self.checks), default=0)
             within = f" (largest relative difference {worst:.1e})" if worst else ""
             return (
-                f"{head}: {len(self.checks)} cells recomputed equal{within} "
+                f"{head}: {compared} cells recomputed equal{within} "
                 f"({checked}) in {self.seconds:.1f} s; {done}"
             )
         lines = [f"{head}: cells differ; nothing changed ({checked} checked)"]
@@ -233,11 +241,14 @@ def _matches(values: pd.Series, wanted: Any) -> np.ndarray:
 
 def stored_cells(
     experiment: Experiment, result: StoredResult
-) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+) -> list[tuple[dict[str, Any], pd.DataFrame | None]]:
     """Split a stored table into the current grid's cells: ``[(cell, rows), ...]``.
 
     A partial result records its cells' hashes and row counts; a complete one is split
-    by the cells' key columns, which the runner adds to every row.
+    by the cells' key columns, which the runner adds to every row. Where a cell writes
+    a key column of its own in another format (``"SEX×RAC1P"`` for ``["SEX",
+    "RAC1P"]``), the rows are ``None``: they are found after the cell is recomputed,
+    as the one block of stored rows whose text columns equal the new rows'.
 
     Raises:
         ValueError: If the stored rows are not the cells of the current grid (the grid
@@ -267,6 +278,13 @@ def stored_cells(
             f"the stored result has {result.meta.get('cells')} cells and the current "
             f"grid {len(grid)}; recompute this result instead of restamping it."
         )
+    if not all(
+        _matches(table[key], value).any()
+        for cell in grid
+        for key, value in cell.items()
+        if key in table.columns
+    ):
+        return [(cell, None) for cell in grid]
     owner = np.full(len(table), -1)
     out = []
     for i, cell in enumerate(grid):
@@ -292,8 +310,10 @@ def stored_cells(
     return out
 
 
-def _stored_seconds(experiment: Experiment, rows: pd.DataFrame) -> float:
+def _stored_seconds(experiment: Experiment, rows: pd.DataFrame | None) -> float:
     """Return the wall time a cell's rows record (its cost), or its row count."""
+    if rows is None:
+        return 0.0
     total = 0.0
     for column in rows.columns:
         if experiment.is_timing(column):
@@ -321,14 +341,37 @@ def _pick(
     return [cells[i] for i in order[:k]]
 
 
+def _find_block(table: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
+    """Return the one run of ``len(new)`` stored rows whose text columns equal new's."""
+    new = pd.read_csv(io.BytesIO(table_to_bytes(new)))
+    keys = [
+        c
+        for c in new.columns
+        if c in table.columns and not pd.api.types.is_float_dtype(new[c])
+    ]
+    if not keys or len(new) > len(table):
+        return None
+    stored_text = np.stack([_text(table[c]) for c in keys], axis=1)
+    new_text = np.stack([_text(new[c]) for c in keys], axis=1)
+    starts = np.flatnonzero((stored_text == new_text[0]).all(axis=1))
+    found = [
+        int(i)
+        for i in starts
+        if i + len(new) <= len(table)
+        and (stored_text[i : i + len(new)] == new_text).all()
+    ]
+    return table.iloc[found[0] : found[0] + len(new)] if len(found) == 1 else None
+
+
 def _check(
     experiment: Experiment,
     profile: str,
     seed: int,
-    chosen: Sequence[tuple[dict[str, Any], pd.DataFrame]],
+    chosen: Sequence[tuple[dict[str, Any], pd.DataFrame | None]],
     cache: Path,
     progress: bool,
     rtol: float,
+    stored_table: pd.DataFrame | None = None,
 ) -> list[CellCheck]:
     checks = []
     for cell, rows in chosen:
@@ -337,6 +380,19 @@ def _check(
             experiment.name, profile, seed, cell, cache=cache, progress=progress
         )
         seconds = time.perf_counter() - started
+        if rows is None:
+            rows = _find_block(stored_table, new)
+        if rows is None:
+            checks.append(
+                CellCheck(
+                    profile,
+                    cell,
+                    ("no block of stored rows has these rows' text columns",),
+                    seconds,
+                    np.inf,
+                )
+            )
+            continue
         found, worst = _compare(rows, new, is_timing=experiment.is_timing, rtol=rtol)
         checks.append(CellCheck(profile, cell, tuple(found), seconds, worst))
     return checks
@@ -353,13 +409,16 @@ def _smoke_checks(
     )
     if stored is not None and not stored.partial:
         cells = stored_cells(experiment, stored)
-        checks = _check(experiment, "smoke", seed, cells, cache, progress, rtol)
+        checks = _check(
+            experiment, "smoke", seed, cells, cache, progress, rtol, stored.table
+        )
         return checks, stored
     checks = []
     for cell in experiment.cells("smoke"):
         started = time.perf_counter()
         run_cell(experiment.name, "smoke", seed, cell, cache=cache, progress=progress)
-        checks.append(CellCheck("smoke", cell, (), time.perf_counter() - started))
+        seconds = time.perf_counter() - started
+        checks.append(CellCheck("smoke", cell, (), seconds, compared=False))
     return checks, None
 
 
@@ -387,6 +446,7 @@ def _entry(
                 "cell": to_jsonable(dict(c.cell)),
                 "seconds": round(c.seconds, 3),
                 "max_relative_difference": c.max_relative_difference,
+                "compared": c.compared,
             }
             for c in checks
         ],
@@ -514,7 +574,7 @@ def restamp(
                 experiment, seed, cache, root, progress, rtol
             )
         checks = smoke_checks + _check(
-            experiment, profile, seed, chosen, cache, progress, rtol
+            experiment, profile, seed, chosen, cache, progress, rtol, stored.table
         )
         report = RestampReport(
             name,
