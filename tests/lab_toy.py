@@ -54,3 +54,22 @@ def toy_lab(config, cell, *, rng, cache=None, progress=False):
         {"metric": ["fit_seconds"], "group": [-1], "value": [seconds]}
     )
     return pd.concat([rows, timing], ignore_index=True)
+
+
+def _key_grid(config: ToyLabProfile) -> list[dict]:
+    return [{"attrs": ["a", "b"][: 1 + i % 2], "arm": i} for i in range(config.arms)]
+
+
+@register(
+    name="toy_lab_keys",
+    title="A toy whose rows write a grid key in their own format",
+    profiles={
+        "smoke": ToyLabProfile(arms=2, draws=3),
+        "quick": ToyLabProfile(arms=4, draws=3),
+        "paper": ToyLabProfile(arms=6, draws=3),
+    },
+    grid=_key_grid,
+)
+def toy_lab_keys(config, cell, *, rng, cache=None, progress=False):
+    value = rng.normal(size=config.draws) + float(os.environ.get("TOY_LAB_SHIFT", "0"))
+    return pd.DataFrame({"attrs": "×".join(cell["attrs"]), "value": value})

@@ -167,3 +167,18 @@ def test_a_stated_tolerance_covers_last_digit_differences(
     assert entry["rtol"] == 1e-6 and 0 < entry["max_relative_difference"] < 1e-6
     with pytest.raises(ValueError, match="rtol"):
         restamp(NAME, "paper", root=tmp_path, rtol=0.01)
+
+
+def test_rows_with_a_key_in_their_own_format_are_found_by_their_text(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(restamp_mod, "code_version", lambda: "0.1.0+gabc123")
+    stored = run("toy_lab_keys", "paper", root=tmp_path, progress=False)
+    assert set(stored.table["attrs"]) == {"a", "a×b"}
+    split = restamp_mod.stored_cells(get_experiment("toy_lab_keys"), stored)
+    assert all(rows is None for _, rows in split), "found after recomputing"
+    report = restamp("toy_lab_keys", "paper", cells=6, root=tmp_path, write=False)
+    assert report.equal and len(report.checks) == 2 + 6
+    monkeypatch.setenv("TOY_LAB_SHIFT", "1e-3")
+    report = restamp("toy_lab_keys", "paper", cells=2, root=tmp_path, write=False)
+    assert not report.equal and "column 'value'" in report.summary()

@@ -511,7 +511,8 @@ def restamp(
         sample_seed: Seeds the random choice of cells.
         cheapest: Take the cells with the smallest stored wall times instead.
         root: Results store (default: :func:`~dpnotes.lab.store.results_root`).
-        write: Re-stamp when every cell agrees (``False`` checks only).
+        write: Re-stamp when every cell agrees (``False`` checks only, also a result
+            that is already current).
         allow_dirty: Allow a working tree whose package code is not committed; the
             code version then ends in ``.dirty`` and cites no commit, so this is for
             tests only.
@@ -549,7 +550,7 @@ def restamp(
             "so that the restamp cites a commit that exists."
         )
     new_hash = config_hash(experiment, profile)
-    if stored.config_hash == new_hash and not _dirty(stored):
+    if write and stored.config_hash == new_hash and not _dirty(stored):
         return RestampReport(
             name,
             profile,
