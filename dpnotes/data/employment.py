@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.data.acs import load_acs_extract, load_acs_task
+from dpnotes.data.encodings import holdout_split
 from dpnotes.validation import check_choice
 
 __all__ = [
@@ -210,13 +211,17 @@ def split_employment(
     if not 0.0 < test_share < 1.0:
         raise ValueError(f"test_share must be in (0, 1), got {test_share!r}.")
     df = load_employment(source, root)
-    rng = np.random.default_rng(0)
-    order = rng.permutation(len(df))
-    if rows is not None:
-        order = order[:rows]
-    n_test = round(test_share * len(order))
-    test = df.iloc[order[:n_test]].reset_index(drop=True)
-    train = df.iloc[order[n_test:]].reset_index(drop=True)
+    # Rows in the permutation's order (not sorted): the order the synthesizers and
+    # classifiers have always seen.
+    train_rows, test_rows = holdout_split(
+        len(df),
+        test_share=test_share,
+        rng=np.random.default_rng(0),
+        rows=rows,
+        sort=False,
+    )
+    test = df.iloc[test_rows].reset_index(drop=True)
+    train = df.iloc[train_rows].reset_index(drop=True)
     return train, test
 
 
