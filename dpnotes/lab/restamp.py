@@ -656,6 +656,15 @@ def _write(
     if smoke is not None and (smoke.config_hash != smoke_hash or _dirty(smoke)):
         what = f"{experiment.name} [smoke] seed {stored.meta.get('seed', 0)}"
         with run_lock(smoke.path, what=what):
+            now, _ = inspect_result(
+                smoke.path, experiment=experiment.name, profile="smoke"
+            )
+            if now is None or now.meta.get("table_sha256") != smoke.meta.get(
+                "table_sha256"
+            ):
+                # A run replaced the smoke result while its cells were checked: what
+                # was checked is gone, so the new one is left as it is.
+                return tuple(done)
             entry = _entry(
                 smoke,
                 smoke_hash,
