@@ -182,3 +182,23 @@ def test_rows_with_a_key_in_their_own_format_are_found_by_their_text(
     monkeypatch.setenv("TOY_LAB_SHIFT", "1e-3")
     report = restamp("toy_lab_keys", "paper", cells=2, root=tmp_path, write=False)
     assert not report.equal and "column 'value'" in report.summary()
+
+
+def test_a_smoke_result_replaced_during_the_restamp_is_left_alone(
+    stored, tmp_path, monkeypatch
+):
+    real = restamp_mod._smoke_checks
+
+    def checks_then_a_new_run(*args, **kwargs):
+        out = real(*args, **kwargs)
+        # Another process reruns the smoke profile while the paper cells are checked.
+        monkeypatch.setenv("TOY_LAB_SHIFT", "0.5")
+        run(NAME, "smoke", root=tmp_path, progress=False)
+        monkeypatch.delenv("TOY_LAB_SHIFT")
+        return out
+
+    monkeypatch.setattr(restamp_mod, "_smoke_checks", checks_then_a_new_run)
+    report = restamp(NAME, "paper", cells=1, root=tmp_path)
+    assert report.restamped == ("paper",)
+    smoke = load_stored(NAME, "smoke", root=tmp_path)
+    assert smoke is not None and "restamped" not in smoke.meta
