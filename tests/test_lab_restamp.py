@@ -202,3 +202,53 @@ def test_a_smoke_result_replaced_during_the_restamp_is_left_alone(
     assert report.restamped == ("paper",)
     smoke = load_stored(NAME, "smoke", root=tmp_path)
     assert smoke is not None and "restamped" not in smoke.meta
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_the_reference_code_run_here_is_compared_exactly(tmp_path):
+    import subprocess
+
+    # A real experiment: the reference subprocess knows only the package's own.
+    stored = run("dp_group_error", "smoke", root=tmp_path, progress=False)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    report = restamp(
+        "dp_group_error",
+        "smoke",
+        cells=2,
+        root=tmp_path,
+        write=False,
+        allow_dirty=True,
+        reference=head,
+    )
+    checks = [c for c in report.checks if c.profile == "smoke"]
+    clean = not subprocess.run(
+        ["git", "status", "--porcelain", "--", "dpnotes"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if clean:  # the committed code is the code that computed the result
+        assert report.equal, report.summary()
+    assert all(c.stored_relative_difference == 0.0 for c in checks)
+    assert all(c.max_relative_difference == 0.0 for c in checks)
+    # A commit whose code is not the stored result's is named as such.
+    meta = dict(stored.meta, code_digests={"dpnotes.rng": "other"})
+    (stored.path / "meta.json").write_text(json.dumps(meta))
+    other = restamp(
+        "dp_group_error",
+        "smoke",
+        cells=1,
+        root=tmp_path,
+        write=False,
+        allow_dirty=True,
+        reference=head,
+    )
+    assert not other.equal and "not the code that computed" in other.summary()
+
+
+def test_a_reference_that_git_cannot_check_out_is_a_clear_error(stored, tmp_path):
+    with pytest.raises(ValueError, match="cannot check out the reference commit"):
+        restamp(NAME, "paper", cells=1, root=tmp_path, reference="no-such-commit")

@@ -129,6 +129,7 @@ def _cmd_restamp(args: argparse.Namespace) -> int:
         write=not args.check,
         progress=not args.no_progress,
         rtol=args.rtol,
+        reference=args.reference,
     )
     print(report.summary())
     return 0 if report.equal else 1
@@ -278,6 +279,14 @@ def _add_restamp(sub) -> None:
         help="relative tolerance for numbers (default 0: exactly as stored); for a "
         "result computed on another CPU, whose floating-point sums differ in their "
         "last digits",
+    )
+    p_rs.add_argument(
+        "--reference",
+        default=None,
+        metavar="COMMIT",
+        help="compare with the stored result's own code run here (a commit, or "
+        "'auto' for the one its code version names) instead of its stored rows: for "
+        "a result computed on another CPU",
     )
     p_rs.add_argument("--no-progress", action="store_true", help="hide cells' bars")
     p_rs.set_defaults(func=_cmd_restamp)

@@ -29,6 +29,7 @@ cell differs, nothing is changed and the report says which cells and columns dif
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime as dt
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpnotes.lab.reference import reference_commit, reference_rows, reference_tree
 from dpnotes.lab.registry import (
     PROFILES,
     Experiment,
@@ -76,6 +78,7 @@ class CellCheck:
     seconds: float
     max_relative_difference: float = 0.0
     compared: bool = True
+    stored_relative_difference: float | None = None
 
     @property
     def equal(self) -> bool:
@@ -363,6 +366,52 @@ def _find_block(table: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame | None:
     return table.iloc[found[0] : found[0] + len(new)] if len(found) == 1 else None
 
 
+def _against_reference(
+    experiment: Experiment,
+    profile: str,
+    seed: int,
+    chosen: Sequence[tuple[dict[str, Any], pd.DataFrame | None]],
+    cache: Path,
+    progress: bool,
+    rtol: float,
+    stored: StoredResult,
+    tree: Path,
+) -> list[CellCheck]:
+    """Compare each cell under the current code with the reference code, both here."""
+    checks = []
+    for cell, rows in chosen:
+        started = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            # The reference runs in its own process, beside the current code.
+            ref = pool.submit(
+                reference_rows, tree, experiment.name, profile, seed, cell
+            )
+            new = run_cell(
+                experiment.name, profile, seed, cell, cache=cache, progress=progress
+            )
+            ref_rows, digests = ref.result()
+        seconds = time.perf_counter() - started
+        found, worst = _compare(
+            ref_rows, new, is_timing=experiment.is_timing, rtol=rtol
+        )
+        if digests != stored.meta.get("code_digests"):
+            found.append(
+                "the reference commit's code is not the code that computed the stored "
+                "result (its module digests differ from meta.json's)"
+            )
+        if rows is None:
+            rows = _find_block(stored.table, new)
+        against_stored = np.inf
+        if rows is not None:
+            against_stored = _compare(
+                rows, new, is_timing=experiment.is_timing, rtol=0.0
+            )[1]
+        checks.append(
+            CellCheck(profile, cell, tuple(found), seconds, worst, True, against_stored)
+        )
+    return checks
+
+
 def _check(
     experiment: Experiment,
     profile: str,
@@ -447,6 +496,11 @@ def _entry(
                 "seconds": round(c.seconds, 3),
                 "max_relative_difference": c.max_relative_difference,
                 "compared": c.compared,
+                **(
+                    {"stored_relative_difference": c.stored_relative_difference}
+                    if c.stored_relative_difference is not None
+                    else {}
+                ),
             }
             for c in checks
         ],
@@ -498,6 +552,7 @@ def restamp(
     allow_dirty: bool = False,
     progress: bool = False,
     rtol: float = 0.0,
+    reference: str | None = None,
 ) -> RestampReport:
     """Recompute a sample of a stored result under the current code; re-stamp if equal.
 
@@ -520,6 +575,12 @@ def restamp(
         rtol: Relative tolerance for numbers (default 0: the stored text exactly);
             state it when a result computed on another CPU is checked here. It is
             recorded in the ``restamped`` entry with the largest difference found.
+        reference: Compare with the code that computed the stored result instead of
+            its stored rows: a commit, or ``"auto"`` for the one its code version
+            names (:mod:`dpnotes.lab.reference`). Both codes run here, so the
+            comparison is exact even for a result computed on another CPU; the
+            reference's module digests must equal the stored ones, and each cell's
+            difference from the stored rows is recorded.
 
     Returns:
         The report; ``report.equal`` says whether every checked cell agreed.
@@ -549,6 +610,8 @@ def restamp(
             f"the package code has uncommitted changes ({version}); commit them first, "
             "so that the restamp cites a commit that exists."
         )
+    if reference == "auto":
+        reference = reference_commit(str(stored.meta.get("code_version", "")))
     new_hash = config_hash(experiment, profile)
     if write and stored.config_hash == new_hash and not _dirty(stored):
         return RestampReport(
@@ -564,7 +627,10 @@ def restamp(
         )
     started = time.perf_counter()
     what = f"{name} [{profile}] seed {seed}"
-    with run_lock(stored.path, what=what), _fresh_cache() as cache:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(run_lock(stored.path, what=what))
+        cache = stack.enter_context(_fresh_cache())
+        tree = stack.enter_context(reference_tree(reference)) if reference else None
         split = stored_cells(experiment, stored)
         chosen = _pick(
             experiment, split, int(cells), sample_seed=sample_seed, cheapest=cheapest
@@ -574,9 +640,15 @@ def restamp(
             smoke_checks, smoke = _smoke_checks(
                 experiment, seed, cache, root, progress, rtol
             )
-        checks = smoke_checks + _check(
-            experiment, profile, seed, chosen, cache, progress, rtol, stored.table
-        )
+        if tree is None:
+            main = _check(
+                experiment, profile, seed, chosen, cache, progress, rtol, stored.table
+            )
+        else:
+            main = _against_reference(
+                experiment, profile, seed, chosen, cache, progress, rtol, stored, tree
+            )
+        checks = smoke_checks + main
         report = RestampReport(
             name,
             profile,
@@ -600,6 +672,7 @@ def restamp(
             cheapest=cheapest,
             total=len(split),
             rtol=rtol,
+            reference=reference,
         )
         return dataclasses.replace(report, restamped=done)
 
@@ -637,6 +710,7 @@ def _write(
     cheapest: bool,
     total: int,
     rtol: float,
+    reference: str | None = None,
 ) -> tuple[str, ...]:
     """Re-stamp the result, and its stored smoke profile if that is not current."""
     new_hash = config_hash(experiment, stored.profile)
@@ -650,6 +724,12 @@ def _write(
         total=total,
         rtol=rtol,
     )
+    if reference:
+        entry["reference"] = reference
+        entry["how"] = (
+            "python -m dpnotes restamp --reference: cells recomputed here by the "
+            "current code and by the reference commit, and compared"
+        )
     _rewrite_meta(experiment, stored, entry)
     done = [stored.profile]
     smoke_hash = config_hash(experiment, "smoke")
