@@ -25,6 +25,12 @@ run. Only if every checked cell agrees is
 version, and a ``restamped`` entry appended (old and new hash, old and new code
 version, the cells checked, the date). The table itself is never rewritten. If any
 cell differs, nothing is changed and the report says which cells and columns differ.
+
+A result computed on another CPU cannot be recomputed bit for bit here even by its own
+code (a long DP-SGD run carries the last-digit differences of floating-point sums into
+its accuracies). For such a result, ``reference=`` compares the current code with the
+commit that computed it, both run here on the same cells (:mod:`dpnotes.lab.reference`):
+exact, and with the reference's module digests checked against the stored ones.
 """
 
 from __future__ import annotations
