@@ -246,7 +246,7 @@ def test_the_reference_code_run_here_is_compared_exactly(tmp_path):
         allow_dirty=True,
         reference=head,
     )
-    assert not other.equal and "not the code that computed" in other.summary()
+    assert not other.equal and "not the code the stored result is" in other.summary()
 
 
 def test_a_reference_that_git_cannot_check_out_is_a_clear_error(stored, tmp_path):

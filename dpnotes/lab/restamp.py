@@ -402,8 +402,9 @@ def _against_reference(
         )
         if digests != stored.meta.get("code_digests"):
             found.append(
-                "the reference commit's code is not the code that computed the stored "
-                "result (its module digests differ from meta.json's)"
+                "the reference commit's code is not the code the stored result is "
+                "stamped with (its module digests differ from meta.json's); use the "
+                "commit its code_version names (--reference auto)"
             )
         if rows is None:
             rows = _find_block(stored.table, new)
@@ -494,6 +495,7 @@ def _entry(
         "old_hash": stored.config_hash,
         "new_hash": new_hash,
         "old_code_version": stored.meta.get("code_version"),
+        "old_code_digests": stored.meta.get("code_digests"),
         "code_version": version,
         "cells_checked": [
             {
