@@ -72,22 +72,11 @@ _EVENTS = {
 }
 
 
-def _one_thread() -> None:
-    # As the runner's workers: one thread for every numeric library, set before JAX
-    # starts its backend.
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = "1"
-    os.environ["XLA_FLAGS"] = (
-        os.environ.get("XLA_FLAGS", "")
-        + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    ).strip()
-    import torch
-
-    torch.set_num_threads(1)
-
-
 def _child(cells: list[str], seed: int, cache_dir: str | None) -> None:
-    _one_thread()
+    # As the runner's workers: one thread, set before JAX starts its backend.
+    from dpnotes.lab.runner import one_thread_each
+
+    one_thread_each()
     import jax
     import numpy as np
 

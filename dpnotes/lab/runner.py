@@ -182,13 +182,16 @@ def _start_worker() -> None:
     """Prepare a spawned local worker: one thread per worker."""
     global _IN_WORKER
     _IN_WORKER = True
-    _one_thread_each()
+    one_thread_each()
 
 
-def _one_thread_each() -> None:
-    # Runs in each spawned worker before any task: with several workers, numeric
-    # libraries that start one thread per core each oversubscribe the machine (torch
-    # ran 20x slower in a measured case), so every worker computes on one thread.
+def one_thread_each() -> None:
+    """Make this process compute on one thread, as the runner's local workers do.
+
+    Runs in each spawned worker before any task: with several workers, numeric
+    libraries that start one thread per core each oversubscribe the machine (torch ran
+    20x slower in a measured case). Call it before JAX starts its backend.
+    """
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[var] = "1"
     os.environ["XLA_FLAGS"] = (
