@@ -748,6 +748,17 @@ def _restore_partial(
             atomic_write_bytes(where[h], table_to_bytes(rows.reset_index(drop=True)))
 
 
+def _read_stored(
+    experiment: Experiment,
+    profile: str,
+    root: str | os.PathLike[str] | None,
+    seed: int,
+) -> StoredResult | None:
+    """Return the trusted stored result of one experiment, profile and seed, if any."""
+    folder = result_folder(root, experiment.name, profile, _check_seed(seed))
+    return read_result(folder, experiment=experiment.name, profile=profile)
+
+
 def load_stored(
     name: str,
     profile: str,
@@ -763,11 +774,7 @@ def load_stored(
     """
     _check_profile(profile)
     experiment = get_experiment(name)
-    stored = read_result(
-        result_folder(root, experiment.name, profile, _check_seed(seed)),
-        experiment=name,
-        profile=profile,
-    )
+    stored = _read_stored(experiment, profile, root, seed)
     if stored is None or stored.config_hash != config_hash(experiment, profile):
         return None
     if stored.partial and not allow_partial:
@@ -791,11 +798,7 @@ def stale_reason(
     """
     _check_profile(profile)
     experiment = get_experiment(name)
-    stored = read_result(
-        result_folder(root, experiment.name, profile, _check_seed(seed)),
-        experiment=name,
-        profile=profile,
-    )
+    stored = _read_stored(experiment, profile, root, seed)
     if stored is None or stored.config_hash == config_hash(experiment, profile):
         return None
     before = stored.meta.get("code_digests")
