@@ -3,12 +3,27 @@
 Every chapter calls :func:`set_style` once and draws with the palette and sizes defined
 here, so that a method has the same colour in every figure of the book. Tables, number
 formats and captions are :mod:`dpnotes.report`'s.
+
+Every figure leaves a chapter through :func:`glue_figure`, which
+
+* shows it as an ordinary ``image/png`` output of its cell (what Jupyter and Colab
+  display), and glues it for the book, where a ``{glue:figure}`` directive numbers and
+  captions it;
+* writes it as SVG and PDF under a stable name, ``<source>-<name>``, in
+  :func:`figures_folder`, for citing and for print;
+* refuses a figure a reader could not read at the width the page shows it: text
+  smaller than :data:`MIN_FONT_PX` rendered pixels (:func:`smallest_font_px`), or tick
+  labels that collide (:func:`colliding_ticks`).
 """
 
 from __future__ import annotations
 
 import io
+import itertools
+import os
+import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -17,15 +32,37 @@ import seaborn as sns
 
 __all__ = [
     "FIGSIZE",
+    "FIGURES_ENV",
     "METHOD_COLORS",
+    "MIN_FONT_PX",
+    "PAGE_WIDTH_PX",
     "PALETTE",
+    "colliding_ticks",
     "color_for",
     "figure_image",
+    "figures_folder",
+    "glue",
     "glue_figure",
     "group_palette",
     "set_style",
     "simplex_coordinates",
+    "smallest_font_px",
 ]
+
+#: Width in CSS pixels of the book's text column, where a figure is shown (the article
+#: column of sphinx-book-theme at a 1280-pixel-wide window; measured by
+#: ``scripts/check_site.py``). A figure narrower than this in pixels is shown at its
+#: own size.
+PAGE_WIDTH_PX = 720
+
+#: Smallest legible text in a figure, in rendered CSS pixels (body text is 16).
+MIN_FONT_PX = 11.0
+
+#: Resolution of the PNG a chapter shows (and of :func:`figure_image`).
+PNG_DPI = 150
+
+#: Environment variable: the folder :func:`glue_figure` writes SVG and PDF files to.
+FIGURES_ENV = "DPNOTES_FIGURES_DIR"
 
 #: The Okabe–Ito palette (Okabe & Ito 2008), distinguishable under the common forms of
 #: colour-vision deficiency; black is left out so it stays free for reference lines.
@@ -76,7 +113,9 @@ def set_style(context: str = "notebook") -> None:
     mpl.rcParams.update(
         {
             "figure.dpi": 110,
-            "savefig.dpi": 150,
+            "savefig.dpi": PNG_DPI,
+            # Fixed ids in SVG files: an unchanged figure is an unchanged file.
+            "svg.hashsalt": "dpnotes",
             "savefig.bbox": "tight",
             "axes.spines.top": False,
             "axes.spines.right": False,
@@ -100,10 +139,10 @@ def group_palette(groups: Iterable[object]) -> dict[object, str]:
     return {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
 
 
-def figure_image(fig: plt.Figure, *, dpi: int = 150):
+def figure_image(fig: plt.Figure, *, dpi: int = PNG_DPI):
     """Render ``fig`` to a PNG :class:`IPython.display.Image`.
 
-    Gluing the image rather than the figure object makes the output independent of the
+    Showing the image rather than the figure object makes the output independent of the
     kernel's matplotlib backend: with a non-inline backend (``MPLBACKEND=Agg``, say)
     a figure object has only a text repr, and the book would show
     ``<Figure size ...>`` instead of the picture.
@@ -115,16 +154,180 @@ def figure_image(fig: plt.Figure, *, dpi: int = 150):
     return Image(data=buffer.getvalue(), format="png")
 
 
-def glue_figure(name: str, fig: plt.Figure, *, display: bool = False) -> None:
-    """Register ``fig`` with myst-nb's glue under ``name`` as a PNG, and close it.
+def _saved_width_inches(fig: plt.Figure) -> float:
+    """Width of ``fig`` as saved with ``bbox_inches="tight"``, in inches."""
+    fig.canvas.draw()
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())
+    return float(bbox.width)
 
-    The chapter then places it with a ``{glue:figure}`` directive that gives it a
-    caption and a ``:name:`` so it is numbered and can be cited.
+
+def _texts(fig: plt.Figure):
+    """The visible, non-empty text artists of ``fig``."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        if text.get_visible() and text.get_text().strip() and text.figure is fig:
+            axes = text.axes
+            if axes is None or axes.get_visible():
+                yield text
+
+
+def smallest_font_px(fig: plt.Figure, *, page_width_px: float = PAGE_WIDTH_PX) -> float:
+    """Return the size in rendered CSS pixels of the smallest text in ``fig``.
+
+    The book shows a figure's PNG (:data:`PNG_DPI`) at the width of the text column,
+    or at its own width if that is smaller, so a font of ``s`` points is drawn at
+    ``s * shown / (72 * width)`` pixels, with ``width`` the saved figure's width in
+    inches and ``shown = min(page_width_px, PNG_DPI * width)``.
+
+    >>> fig, ax = plt.subplots(figsize=(10, 3), layout="constrained")
+    >>> _ = ax.set_xticks([0, 1], ["0", "1"], fontsize=8)
+    >>> round(smallest_font_px(fig, page_width_px=720))  # 8 pt on 10 in at 720 px
+    8
+    >>> plt.close(fig)
     """
-    from myst_nb import glue
+    width = _saved_width_inches(fig)
+    shown = min(float(page_width_px), PNG_DPI * width)
+    sizes = [float(t.get_fontsize()) for t in _texts(fig)]
+    if not sizes:
+        return float("inf")
+    return min(sizes) * shown / (72.0 * width)
 
-    glue(name, figure_image(fig), display=display)
+
+def colliding_ticks(fig: plt.Figure) -> list[str]:
+    """Return the tick labels of ``fig`` that overlap a neighbouring one on their axis.
+
+    Each entry reads ``"axes N, x: '0.5' and '1'"``. Labels are compared as drawn, by
+    their bounding boxes in display coordinates.
+    """
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for number, ax in enumerate(fig.axes):
+        if not ax.get_visible():
+            continue
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            labels = [
+                t
+                for t in axis.get_ticklabels()
+                if t.get_visible() and t.get_text().strip()
+            ]
+            boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+            key = (lambda b: b[1].x0) if name == "x" else (lambda b: b[1].y0)
+            boxes.sort(key=key)
+            for (text_a, a), (text_b, b) in itertools.pairwise(boxes):
+                # Boxes are shrunk by half a pixel: touching is not colliding.
+                if (
+                    a.x1 - 0.5 > b.x0
+                    and b.x1 - 0.5 > a.x0
+                    and (a.y1 - 0.5 > b.y0 and b.y1 - 0.5 > a.y0)
+                ):
+                    found.append(f"axes {number}, {name}: {text_a!r} and {text_b!r}")
+    return found
+
+
+def figures_folder() -> Path:
+    """Return the folder :func:`glue_figure` writes SVG and PDF files to.
+
+    ``$DPNOTES_FIGURES_DIR`` if set; else ``book/_figures`` of the repository that
+    contains the current directory (a folder with ``_toc.yml`` and ``book/``, where the
+    chapters link to them); else ``./figures``.
+    """
+    env = os.environ.get(FIGURES_ENV)
+    if env:
+        return Path(env)
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file() and (folder / "book").is_dir():
+            return folder / "book" / "_figures"
+    return here / "figures"
+
+
+_STABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def glue_figure(
+    name: str,
+    fig: plt.Figure,
+    *,
+    source: str,
+    page_width_px: float = PAGE_WIDTH_PX,
+) -> Path:
+    """Show ``fig`` as its cell's PNG output, glue it under ``name``, save it, close it.
+
+    The output is an ordinary ``image/png`` (Jupyter and Colab show it); the book
+    places it with a ``{glue:figure}`` directive that captions and numbers it. The
+    figure is also written as ``<source>-<name>.svg`` and ``.pdf`` in
+    :func:`figures_folder`, names that stay the same from build to build, so that a
+    caption can link them and a reader can cite them.
+
+    Args:
+        name: The figure's name in the book (its ``:name:``), e.g. ``"fig-noise"``.
+        fig: The figure; it is closed afterwards.
+        source: The experiment the figure shows (e.g. ``"dp_mean_error"``), or the
+            chapter's name for a figure of pure computation.
+        page_width_px: Width the figure is shown at, in CSS pixels.
+
+    Returns:
+        The path of the SVG file.
+
+    Raises:
+        ValueError: If a name is not a plain file name, if text in the figure would be
+            rendered smaller than :data:`MIN_FONT_PX`, or if tick labels collide:
+            enlarge the font (the sizes :func:`set_style` sets are legible at the
+            :data:`FIGSIZE` widths) or narrow the figure, and thin the ticks.
+    """
+    for label, value in (("name", name), ("source", source)):
+        if not _STABLE_NAME.fullmatch(value):
+            plt.close(fig)
+            raise ValueError(
+                f"glue_figure: {label} {value!r} must be a file name of letters, "
+                "digits, '.', '_' and '-'."
+            )
+    problems = []
+    smallest = smallest_font_px(fig, page_width_px=page_width_px)
+    if smallest < MIN_FONT_PX:
+        problems.append(
+            f"its smallest text is {smallest:.1f} px at a page width of "
+            f"{page_width_px:g} px "
+            f"(at least {MIN_FONT_PX:g} px needed)"
+        )
+    problems += [f"tick labels collide ({c})" for c in colliding_ticks(fig)]
+    if problems:
+        plt.close(fig)
+        raise ValueError(
+            f"figure {name!r} is not legible: " + "; ".join(problems) + ". Use larger "
+            "fonts or a narrower figure (plotting.FIGSIZE), and fewer ticks."
+        )
+    folder = figures_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"{source}-{name}"
+    # No creation date in the files: an unchanged figure gives unchanged bytes.
+    fig.savefig(stem.with_suffix(".svg"), format="svg", metadata={"Date": None})
+    fig.savefig(stem.with_suffix(".pdf"), format="pdf", metadata={"CreationDate": None})
+    glue(name, figure_image(fig), display=True)
     plt.close(fig)
+    return stem.with_suffix(".svg")
+
+
+def glue(name: str, value: object, *, display: bool = False) -> None:
+    """Glue ``value`` under ``name`` for the book, or print it where the book is absent.
+
+    In a book build (myst-nb installed) this is :func:`myst_nb.glue`. Without myst-nb,
+    as in Colab after a core install, the value is printed as ``name: value`` so that a
+    reader of the notebook sees the number the book's text quotes.
+    """
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        from IPython.display import display as show
+
+        if display:
+            show(value)
+        else:
+            print(f"{name}: {value}")
+        return
+    myst_glue(name, value, display=display)
 
 
 def simplex_coordinates(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
