@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 # A CPU build of torch is installed first so that the package's own `torch` requirement
 # does not pull several GB of CUDA wheels; set TORCH_SPEC=torch for a CUDA machine.
 TORCH_SPEC ?= torch==2.13.0
+# The extras `make book` and `make test` need: the book's toolchain, the tests, Dask.
+EXTRAS ?= book,test,cluster
 DEPS_HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(DEPS_HASH)
 BOOKFLAGS ?= -W -n --keep-going
@@ -28,7 +30,7 @@ $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(PIP) install -q --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
 	@$(PIP) install -q "$(TORCH_SPEC)" 2> >(grep -v "^WARNING: Location" >&2)
-	@$(PIP) install -q -e ".[test,cluster]" 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP) install -q -e ".[$(EXTRAS)]" 2> >(grep -v "^WARNING: Location" >&2)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

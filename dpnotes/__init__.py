@@ -18,5 +18,7 @@ results.
 - :mod:`dpnotes.plotting` — one figure style for the whole book.
 """
 
-__version__ = "0.1.0"
+#: The release, in one place: pyproject.toml reads it; CITATION.cff, CHANGELOG.md and the
+#: README cite it (tests/test_release.py checks they agree).
+__version__ = "0.2.0"
 __all__ = ["__version__"]

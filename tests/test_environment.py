@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from pathlib import Path
 
 import tomllib
@@ -19,11 +21,70 @@ def _name(requirement: str) -> str:
     )
 
 
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def _pyproject_packages() -> dict[str, str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]
-    reqs = [*project["dependencies"], *extras["test"], *extras["cluster"]]
+    """Every requirement: core and all extras (less the extras' self-references)."""
+    project = _project()
+    reqs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        reqs += [r for r in extra if _name(r) != "dpnotes"]
     return {_name(r): r for r in reqs}
+
+
+#: Import name -> distribution name, where they differ.
+_DISTRIBUTION = {"sklearn": "scikit-learn", "distributed": "dask"}
+
+#: Modules the package imports only inside a notebook or on request, each provided by
+#: where it runs: IPython and myst_nb by Jupyter or the book's toolchain (the ``book``
+#: extra), distributed by the ``cluster`` extra, jax by mbi.
+_PROVIDED_ELSEWHERE = {
+    "IPython": ("book", "jupyter-book"),
+    "myst_nb": ("book", "jupyter-book"),
+    "distributed": ("cluster", "dask"),
+}
+_TRANSITIVE = {"jax": "mbi"}
+
+
+def _third_party_imports() -> set[str]:
+    """Top-level modules imported in ``dpnotes`` outside the standard library."""
+    found = set()
+    for path in (ROOT / "dpnotes").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            found |= {n.split(".")[0] for n in names}
+    return {m for m in found if m not in sys.stdlib_module_names and m != "dpnotes"}
+
+
+def test_core_dependencies_are_what_the_package_imports():
+    core = {_name(r) for r in _project()["dependencies"]}
+    imported = _third_party_imports()
+    needed = {
+        _DISTRIBUTION.get(m, m).lower()
+        for m in imported
+        if m not in _PROVIDED_ELSEWHERE and m not in _TRANSITIVE
+    }
+    assert needed <= core, f"imported but not declared: {sorted(needed - core)}"
+    assert core <= needed, f"declared but never imported: {sorted(core - needed)}"
+    extras = _project()["optional-dependencies"]
+    for module, (extra, distribution) in _PROVIDED_ELSEWHERE.items():
+        if module in imported:
+            assert distribution in {_name(r) for r in extras[extra]}, (module, extra)
+
+
+def test_the_book_toolchain_is_not_a_core_dependency():
+    core = {_name(r) for r in _project()["dependencies"]}
+    assert not core & {"jupyter-book", "jupytext", "sphinx-proof", "ipywidgets"}
+    assert {"jupyter-book", "jupytext"} <= {
+        _name(r) for r in _project()["optional-dependencies"]["book"]
+    }
 
 
 def _environment_packages() -> dict[str, str]:
@@ -70,7 +131,6 @@ def test_required_dependencies_are_declared():
         "seaborn",
         "scikit-learn",
         "diffprivlib",
-        "sage-importance",
         "fairlearn",
         "tqdm",
         "pytest",
