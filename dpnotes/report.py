@@ -26,6 +26,7 @@ __all__ = [
     "VERDICTS",
     "Comparison",
     "WinTally",
+    "better_at",
     "compare_strata",
     "decimals_for",
     "fmt",
@@ -674,3 +675,78 @@ def strata_wins_text(
     return (
         "; ".join(parts) or "no synthesizer yet (no cells computed for this comparison)"
     )
+
+
+# ---------------------------------------------------------- one method against another
+
+
+def better_at(
+    rows: pd.DataFrame,
+    *,
+    x: str,
+    value: str,
+    method: str,
+    baseline: str,
+    by: str | None = None,
+    lower: bool = True,
+) -> pd.DataFrame:
+    """List the settings at which one method beats another, e.g. the k of each variable.
+
+    Rows that share a setting (``by``, ``x``) and a method are averaged first (several
+    stratifications with the same number of groups, say); a setting counts when both
+    methods have a mean there.
+
+    Args:
+        rows: Tidy results with the columns ``method``, ``x``, ``value`` (and ``by``).
+        x: The column of the settings, e.g. ``"k"``.
+        value: The column compared, e.g. ``"parity_error"``.
+        method: The method whose wins are listed.
+        baseline: The method it is compared with.
+        by: A column to list the wins separately for (``"variable"``), in order of
+            appearance; None for one row.
+        lower: Whether a lower value is better (else higher).
+
+    Returns:
+        One row per value of ``by``: ``by`` (when given), ``better at`` (the settings
+        where ``method``'s mean beats ``baseline``'s, ascending, as a list) and
+        ``compared`` (how many settings both have).
+
+    Raises:
+        ValueError: If a column is missing or a method has no rows.
+
+    >>> rows = pd.DataFrame({"method": ["a", "b"] * 3, "k": [2, 2, 4, 4, 8, 8],
+    ...                      "err": [1.0, 2.0, 3.0, 2.0, 1.0, 5.0]})
+    >>> out = better_at(rows, x="k", value="err", method="a", baseline="b")
+    >>> out.loc[0, "better at"], int(out.loc[0, "compared"])
+    ([2, 8], 3)
+    """
+    needed = {"method", x, value} | ({by} if by is not None else set())
+    missing = sorted(needed - set(rows.columns))
+    if missing:
+        raise ValueError(f"rows lack the columns {missing}.")
+    for name in (method, baseline):
+        if not (rows["method"] == name).any():
+            raise ValueError(
+                f"no rows of method {name!r}; the methods are "
+                f"{sorted(rows['method'].unique())}."
+            )
+    keys = [by, x] if by is not None else [x]
+    means = (
+        rows[rows["method"].isin([method, baseline])]
+        .groupby([*keys, "method"], sort=False)[value]
+        .mean()
+        .unstack("method")
+        .dropna(subset=[method, baseline])
+    )
+    wins = means[method] < means[baseline] if lower else means[method] > means[baseline]
+    out = []
+    groups = pd.unique(rows[by]) if by is not None else [None]
+    for group in groups:
+        w = wins if by is None else wins[wins.index.get_level_values(by) == group]
+        settings = w.index.get_level_values(x)
+        better = sorted(
+            s.item() if hasattr(s, "item") else s for s in settings[w.to_numpy()]
+        )
+        row = {} if by is None else {by: group}
+        out.append({**row, "better at": better, "compared": len(w)})
+    return pd.DataFrame(out)

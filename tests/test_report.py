@@ -360,3 +360,41 @@ def test_strata_wins_text():
     with pytest.raises(ValueError, match="several data sets"):
         report.strata_wins_text(two, ["MST"])
     assert math.isclose(c.loc[("NY", "AIM", 1.0), "strat"], 0.35)
+
+
+# --------------------------------------------------------------------------- better_at
+
+
+def test_better_at_lists_settings_per_group_and_averages_repeats():
+    rows = pd.DataFrame(
+        {
+            "variable": ["A"] * 6 + ["B"] * 4,
+            "k": [2, 2, 2, 4, 4, 4, 2, 2, 4, 4],
+            "method": ["m", "m", "b", "m", "b", "b", "m", "b", "m", "b"],
+            # A, k=2: m averages (1 + 5) / 2 = 3 > 2, so b wins; k=4: 1 < 2.5.
+            "err": [1.0, 5.0, 2.0, 1.0, 2.0, 3.0, 0.5, 1.0, 7.0, 1.0],
+        }
+    )
+    out = report.better_at(
+        rows, x="k", value="err", method="m", baseline="b", by="variable"
+    )
+    assert out["variable"].tolist() == ["A", "B"]
+    assert out["better at"].tolist() == [[4], [2]]
+    assert out["compared"].tolist() == [2, 2]
+    higher = report.better_at(
+        rows, x="k", value="err", method="m", baseline="b", by="variable", lower=False
+    )
+    assert higher["better at"].tolist() == [[2], [4]]
+    assert all(isinstance(k, int) for k in out["better at"].iloc[0])
+
+
+def test_better_at_skips_settings_one_method_lacks_and_refuses_bad_input():
+    rows = pd.DataFrame(
+        {"method": ["m", "b", "m"], "k": [2, 2, 4], "err": [1.0, 2.0, 0.1]}
+    )
+    out = report.better_at(rows, x="k", value="err", method="m", baseline="b")
+    assert out.iloc[0].tolist() == [[2], 1]
+    with pytest.raises(ValueError, match="no rows of method 'c'"):
+        report.better_at(rows, x="k", value="err", method="c", baseline="b")
+    with pytest.raises(ValueError, match="lack the columns"):
+        report.better_at(rows, x="k", value="err", method="m", baseline="b", by="v")
