@@ -28,6 +28,7 @@ __all__ = [
     "WinTally",
     "better_at",
     "compare_strata",
+    "comparison_over_seeds",
     "decimals_for",
     "fmt",
     "judge",
@@ -750,3 +751,68 @@ def better_at(
         row = {} if by is None else {by: group}
         out.append({**row, "better at": better, "compared": len(w)})
     return pd.DataFrame(out)
+
+
+# --------------------------------------------------------- the paper against our seeds
+
+
+def comparison_over_seeds(
+    quantity: str,
+    paper: float | None,
+    values: Iterable[float],
+    *,
+    tolerance: float | None = None,
+    verdict: str | None = None,
+    note: str = "",
+    decimals: int = 3,
+) -> Comparison:
+    """Build a :class:`Comparison` from our per-seed values: their mean, sd and count.
+
+    The standard deviation is the sample one (``ddof=1``, as pandas' ``std``); a single
+    seed has none. Missing values (NaN) are dropped first; with none left, our side is
+    missing and the row is "not comparable" under a tolerance.
+
+    Args:
+        quantity: What is compared, with the paper's table and row.
+        paper: The paper's number, or None where it gives none.
+        values: Our value of each seed (a list, an array, a column).
+        tolerance: Largest absolute difference of the mean that still reproduces.
+        verdict: An explicit verdict instead of a tolerance (see :func:`judge`).
+        note: Why, for a row that differs or is not comparable.
+        decimals: Decimals of our mean, sd and the difference.
+
+    Returns:
+        The comparison, a row for :func:`verdict_table`.
+
+    Raises:
+        TypeError: If a value is not a real number.
+        ValueError: As :class:`Comparison` does (tolerance and verdict, note).
+
+    >>> c = comparison_over_seeds("Δ, class 8", -0.68, [-0.88, -0.90, -0.89],
+    ...                           tolerance=0.02)
+    >>> c.row()["ours (mean ± sd)"], c.n_seeds, c.outcome
+    ('-0.890 ± 0.010', 3, 'differs')
+    """
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"values must be an iterable of numbers (one per seed), "
+            f"got {type(values).__name__}."
+        )
+    found = [_real(v, "each value") for v in values]
+    found = [v for v in found if not math.isnan(v)]
+    n = len(found)
+    mean = math.fsum(found) / n if n else None
+    sd = None
+    if n > 1:
+        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in found) / (n - 1))
+    return Comparison(
+        quantity=quantity,
+        paper=paper,
+        mean=mean,
+        sd=sd,
+        n_seeds=max(n, 1),
+        tolerance=tolerance,
+        verdict=verdict,
+        note=note,
+        decimals=decimals,
+    )

@@ -398,3 +398,41 @@ def test_better_at_skips_settings_one_method_lacks_and_refuses_bad_input():
         report.better_at(rows, x="k", value="err", method="c", baseline="b")
     with pytest.raises(ValueError, match="lack the columns"):
         report.better_at(rows, x="k", value="err", method="m", baseline="b", by="v")
+
+
+def test_comparison_over_seeds_takes_mean_and_sample_sd():
+    values = np.array([-0.88, -0.90, -0.89])
+    c = report.comparison_over_seeds("Δ, class 8", -0.6807, values, tolerance=0.02)
+    assert c.n_seeds == 3
+    assert c.mean == pytest.approx(values.mean())
+    assert c.sd == pytest.approx(pd.Series(values).std())  # ddof=1, as pandas
+    assert c.outcome == "differs"
+    row = report.verdict_table([c]).iloc[0]
+    assert row["ours (mean ± sd)"] == "-0.890 ± 0.010"
+    assert row["difference"] == "-0.209"
+    # Within the tolerance, inclusive.
+    near = report.comparison_over_seeds("x", 0.5, [0.51, 0.53], tolerance=0.02)
+    assert near.outcome == "reproduces"
+
+
+def test_comparison_over_seeds_one_seed_nan_and_bad_input():
+    one = report.comparison_over_seeds("x", 1.0, [0.9], tolerance=0.2)
+    assert (one.n_seeds, one.sd, one.outcome) == (1, None, "reproduces")
+    assert "±" not in one.row()["ours (mean ± sd)"]
+    # NaN seeds are dropped; with none left our side is missing.
+    dropped = report.comparison_over_seeds("x", 1.0, [0.9, math.nan], tolerance=0.2)
+    assert (dropped.n_seeds, dropped.sd) == (1, None)
+    empty = report.comparison_over_seeds("x", 1.0, [math.nan], tolerance=0.2)
+    assert (empty.mean, empty.outcome) == (None, "not comparable")
+    explicit = report.comparison_over_seeds(
+        "x", None, [0.1, 0.2], verdict="differs", note="the paper gives a claim"
+    )
+    assert explicit.outcome == "differs"
+    with pytest.raises(ValueError, match="needs a note"):
+        report.comparison_over_seeds("x", None, [0.1], verdict="differs")
+    with pytest.raises(TypeError, match="values must be an iterable"):
+        report.comparison_over_seeds("x", 1.0, 0.5, tolerance=0.1)
+    with pytest.raises(TypeError, match="each value"):
+        report.comparison_over_seeds("x", 1.0, ["0.5"], tolerance=0.1)
+    with pytest.raises(ValueError, match="either a tolerance"):
+        report.comparison_over_seeds("x", 1.0, [0.5])
