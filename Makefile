@@ -21,7 +21,7 @@ help:
 	@echo "make book   build the book into _build/html (installs into $(VENV) first)"
 	@echo "make test   run the tests (installs into $(VENV) first)"
 	@echo "make check-site  screenshot every built page in headless Chromium and check it"
-	@echo "make sync   re-pair the chapter notebooks (book/**/*.md <-> .ipynb)"
+	@echo "make sync   regenerate the Colab notebooks (book/**/*.ipynb) after make book"
 
 install: $(STAMP)
 
@@ -56,6 +56,7 @@ $(MATHJAX_DIR)/mathjax/tex-chtml.js:
 book: install $(MATHJAX_DIR)/mathjax/tex-chtml.js
 	$(BIN)/python scripts/book_inputs.py
 	$(BIN)/jupyter-book build . $(BOOKFLAGS)
+	$(BIN)/python scripts/colab.py check --build _build
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
 book-clean:
@@ -65,8 +66,10 @@ book-clean:
 check-site: install
 	$(BIN)/python scripts/check_site.py _build/html --out _build/screenshots --install
 
+# The Colab notebooks (book/**/*.ipynb) are generated from the chapters and the numbers
+# the last build showed: build first.
 sync: install
-	$(BIN)/jupytext --sync $$(git ls-files 'book/*.md' 'book/**/*.md' | xargs grep -l '^jupytext:')
+	$(BIN)/python scripts/colab.py sync --build _build
 
 clean:
 	rm -rf _build .pytest_cache .ruff_cache

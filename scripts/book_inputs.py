@@ -86,7 +86,10 @@ def refresh(root: Path, build: Path, environ: dict[str, str] | None = None) -> b
     new = fingerprint(root, environ)
     record = build / RECORD
     old = record.read_text().strip() if record.is_file() else None
-    if old == new:
+    # The chapters write their figures' SVG and PDF files there as they run; a cached
+    # chapter would not write them again.
+    figures = root / "book" / "_figures"
+    if old == new and figures.is_dir() and any(figures.iterdir()):
         return False
     for name in CACHES:
         shutil.rmtree(build / name, ignore_errors=True)

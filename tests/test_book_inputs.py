@@ -34,6 +34,8 @@ def repo(tmp_path: Path) -> Path:
     cache = tmp_path / "book" / "_results" / ".run_cache"
     cache.mkdir()
     (cache / "run.csv").write_text("x\n")
+    (tmp_path / "book" / "_figures").mkdir()
+    (tmp_path / "book" / "_figures" / "exp-fig-a.svg").write_text("<svg/>\n")
     return tmp_path
 
 
@@ -84,6 +86,17 @@ def test_a_changed_input_clears_the_caches(repo: Path, change) -> None:
     # The new fingerprint is recorded: the next build keeps its caches.
     _caches(build)
     assert not bi.refresh(repo, build, ENV)
+
+
+def test_missing_figure_files_clear_the_caches(repo: Path) -> None:
+    # A cached chapter does not run, so it would not write its SVG and PDF files,
+    # which its captions link.
+    build = repo / "_build"
+    bi.refresh(repo, build, ENV)
+    _caches(build)
+    (repo / "book/_figures/exp-fig-a.svg").unlink()
+    assert bi.refresh(repo, build, ENV)
+    assert _present(build) == [False, False]
 
 
 def test_environment_counts_and_hidden_folders_do_not(repo: Path) -> None:
