@@ -49,11 +49,12 @@ __all__ = [
     "smallest_font_px",
 ]
 
-#: Width in CSS pixels of the book's text column, where a figure is shown (the article
-#: column of sphinx-book-theme at a 1280-pixel-wide window; measured by
-#: ``scripts/check_site.py``). A figure narrower than this in pixels is shown at its
-#: own size.
-PAGE_WIDTH_PX = 720
+#: Width in CSS pixels that a figure image is shown at: the book's text column, where a
+#: figure is shown, at a 1280-pixel-wide window (sphinx-book-theme's article column is
+#: 688 px there, less the figure's 8 px padding on each side). ``scripts/check_site.py``
+#: measures it on every page and fails when it or a figure image differs. A figure
+#: narrower than this in pixels is shown at its own size.
+PAGE_WIDTH_PX = 672
 
 #: Smallest legible text in a figure, in rendered CSS pixels (body text is 16).
 MIN_FONT_PX = 11.0

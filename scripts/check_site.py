@@ -9,8 +9,10 @@ Every content page of the built site is served from a local ``http.server`` (und
 a sub-path, so root-absolute links break here as they would on a project site),
 opened in Debian's ``chromium-headless-shell`` driven over the DevTools protocol
 (``--remote-debugging-pipe``; no Python dependency), given time for MathJax, fonts
-and images, and photographed from top to bottom. ``<out>/index.html`` shows every
-screenshot for a human to review.
+and images, and photographed from top to bottom, whole: a page taller than one
+image can be (:data:`MAX_SHOT_HEIGHT`) is taken as consecutive segments,
+``page-01.png``, ``page-02.png`` ... ``<out>/index.html`` shows every screenshot for
+a human to review.
 
 A page fails (exit status 1) when it shows
 
@@ -24,6 +26,18 @@ A page fails (exit status 1) when it shows
 - a broken internal link or anchor, or a root-absolute path;
 - a Sphinx ``problematic`` node, a ``system-message``, an unresolved cross-reference
   (``span.xref`` outside a link), or a MathJax error (``mjx-merror``);
+- raw MyST markup shown as text outside code: a role (``{cite}`x```,
+  ``{glue:text}`x```, ``{py:func}`x```), a directive fence (```` ```{note} ````) or
+  a directive name such as ``{prf:theorem}``;
+- a table wider than its container that does not scroll (cut off by an ancestor
+  with hidden overflow, or spilling out of the text column), or a code listing
+  (``pre``) whose lines are cut off (wider than its box and no scroll bar). A
+  table or listing that scrolls sideways is a warning;
+- a figure image shown at another width than the one ``dpnotes.plotting`` checks
+  its text sizes at: the figure column of the page (the width a figure image gets
+  in the article, measured with a probe) must be ``PAGE_WIDTH_PX`` (within
+  :data:`WIDTH_TOLERANCE_PX`), and each figure image must fill it, or show at its
+  own size when narrower (``--page-width-px`` overrides the constant);
 - TeX shown as text outside math (e.g. ``$$`` inside a paragraph), or math that
   is not typeset while no MathJax is configured at all. When MathJax is configured
   but did not run (e.g. it comes from a CDN and the browser is offline), that is a
@@ -79,7 +93,12 @@ BROWSER_CANDIDATES = (
 SKIP_PAGES = {"search.html", "genindex.html"}
 WIDTH = 1280
 MIN_HEIGHT = 900
-MAX_HEIGHT = 12000  # Taller pages are cut; Chromium's limit is about 16k pixels.
+# The tallest single screenshot: GPU textures (and so some Chromium builds) stop at
+# 16,384 pixels. A taller page is photographed in segments of equal height.
+MAX_SHOT_HEIGHT = 16000
+# A figure image may show this many CSS pixels off the width plotting assumes.
+WIDTH_TOLERANCE_PX = 4.0
+PLOTTING_MODULE = Path(__file__).resolve().parents[1] / "dpnotes" / "plotting.py"
 SITE_PREFIX = "/site/"  # Served under a sub-path to catch root-absolute URLs.
 EXCEPTION_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)\b:",
@@ -101,6 +120,17 @@ EN_DASH_OPTION = re.compile(r"(?:^|\s)\u2013[a-z][\w-]+")
 # A Markdown table rendered as a paragraph (e.g. a cell output in a format without
 # tables): its delimiter row "|---|---|" shows up in the text.
 RAW_TABLE = re.compile(r"\|\s*:?-{3,}:?\s*\|")
+# MyST markup that was not parsed: a role with its backtick ({cite}`, {glue:text}`,
+# {py:func}`), a directive fence (```{note}, :::{prf:theorem}), or the name of a
+# role or directive of the book's extensions in braces (a backtick can turn into a
+# <code> element, see check_myst).
+_MYST_NAME = r"\{[A-Za-z][\w-]*(?::[\w-]+)*\}"
+RAW_MYST = re.compile(
+    _MYST_NAME + r"`"
+    r"|(?:`{3,}|~{3,}|:{3,})\s*" + _MYST_NAME + r"|\{(?:prf|glue|cite|numref|"
+    r"py|std|math|eq|ref|doc|download|term|bibliography|literalinclude|"
+    r"code-cell|admonition)(?::[\w-]+)*\}"
+)
 # Script errors that every jupyter-book 1.0 page raises, not caused by the book:
 # sphinx-thebe's inline "const THEBE_JS_URL = ..." ends up twice in each page.
 KNOWN_JS_NOISE = ("Identifier 'THEBE_JS_URL' has already been declared",)
@@ -109,6 +139,10 @@ RAW_TEX_SKIP_TAGS = {"head", "script", "style", "code", "pre", "kbd", "samp", "t
 RAW_TEX_SKIP_TAGS |= {"textarea", "mjx-container", "math", "svg"}
 RAW_TEX_SKIP_CLASSES = {"math", "highlight", "output", "cell_input", "cell_output"}
 RAW_TEX_SKIP_CLASSES |= {"literal-block", "notranslate"}
+# Where raw MyST text is legitimate: code, and math.
+RAW_MYST_SKIP_TAGS = {"head", "script", "style", "code", "pre", "kbd", "samp", "tt"}
+RAW_MYST_SKIP_TAGS |= {"textarea", "mjx-container", "math", "svg"}
+RAW_MYST_SKIP_CLASSES = {"math", "highlight", "literal-block", "cell_input"}
 # Cross-reference domains whose unresolved targets are only a warning: Python
 # objects from libraries without intersphinx render as plain code, which is fine.
 SOFT_XREF_CLASSES = {"py", "c", "cpp", "js", "rst"}
@@ -161,10 +195,15 @@ class PageResult:
 
     page: str
     findings: Findings
-    screenshot: Path | None = None
+    screenshots: list[Path] = field(default_factory=list)
     height: int = 0
-    truncated: bool = False
     seconds: float = 0.0
+    layout: dict = field(default_factory=dict)
+
+    @property
+    def screenshot(self) -> Path | None:
+        """The first (often the only) screenshot of the page."""
+        return self.screenshots[0] if self.screenshots else None
 
 
 # --------------------------------------------------------------------------- #
@@ -358,6 +397,33 @@ def check_text(root: Node) -> Findings:
                 start = max(match.start() - 30, 0)
                 snippet = _short(text[start : match.end() + 40], 90)
                 target.append(f"{what}: “{snippet}”")
+        stack.extend(c for c in node.children if isinstance(c, Node))
+    return found
+
+
+def check_myst(root: Node) -> Findings:
+    """Find MyST roles and directives shown as text instead of being rendered.
+
+    Text inside code (``code``, ``pre``, highlighted blocks, cell inputs) and math
+    is left alone, but cell outputs are looked at: Markdown that a cell generates
+    is where an unparsed ``{cite}`` shows up. An inline ``<code>`` element counts
+    as a backtick, for a role whose target was rendered as code (``{cite}x``).
+    """
+    found = Findings()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if node.tag in RAW_MYST_SKIP_TAGS or node.classes & RAW_MYST_SKIP_CLASSES:
+            continue
+        text = "".join(
+            c if isinstance(c, str) else ("`" if c.tag in ("code", "tt") else " ")
+            for c in node.children
+        )
+        for match in RAW_MYST.finditer(text):
+            start = max(match.start() - 30, 0)
+            snippet = _short(text[start : match.end() + 40], 90)
+            found.errors.append(f"raw MyST markup shown as text: “{snippet}”")
+            break
         stack.extend(c for c in node.children if isinstance(c, Node))
     return found
 
@@ -582,6 +648,7 @@ def check_page_static(
     found.extend(check_figures(root))
     found.extend(check_references(root))
     found.extend(check_text(root))
+    found.extend(check_myst(root))
     found.extend(check_tables(root))
     found.extend(check_images(root, page, site))
     found.extend(check_links(root, page, site))
@@ -730,6 +797,8 @@ class Browser:
             "--disable-component-update",
             "--disable-sync",
             "--disable-extensions",
+            # Scroll bars take no room, so the layout is the same whether or not the
+            # page scrolls (a probe must not change it); scrolling is reported.
             "--hide-scrollbars",
             "--mute-audio",
             "--force-color-profile=srgb",
@@ -864,7 +933,11 @@ class Browser:
             timeout=timeout + 5,
         )
         if "exceptionDetails" in result:
-            raise CDPError(f"script failed: {result['exceptionDetails'].get('text')}")
+            details = result["exceptionDetails"]
+            what = details.get("exception", {}).get("description") or details.get(
+                "text"
+            )
+            raise CDPError(f"script failed: {_short(str(what), 200)}")
         return result.get("result", {}).get("value")
 
     def close(self) -> None:
@@ -910,14 +983,238 @@ SETTLE_JS = r"""
 """
 
 
-def render_page(
-    browser: Browser, url: str, shot: Path, *, load_timeout: float = 20.0
-) -> tuple[str, dict, Findings]:
-    """Load ``url``, wait until it settles, save a screenshot.
+# Measure the layout: the width of the text column and of the figure column (a
+# probe paragraph and a probe figure holding a very wide image, appended to the
+# article and removed), each figure image as shown, and every table and code
+# listing that does not fit its box: whether it scrolls, is cut off by an ancestor
+# with hidden overflow, or spills out of the text column.
+LAYOUT_JS = r"""
+(() => {
+  const article = document.querySelector('article.bd-article, article[role=main]')
+    || document.querySelector('article') || document.querySelector('[role=main]')
+    || document.querySelector('main') || document.body;
+  const host = article.querySelector('section') || article;
+  const r1 = (x) => Math.round(x * 10) / 10;
+  const probe = (html) => {
+    const box = document.createElement('div');
+    box.innerHTML = html;
+    const el = box.firstElementChild;
+    host.appendChild(el);
+    const target = el.querySelector('[data-probe]') || el;
+    const width = target.getBoundingClientRect().width;
+    el.remove();
+    return width;
+  };
+  const column = probe('<p style="height:0;margin:0;padding:0;border:0"></p>');
+  const wide = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' " +
+    "width='4000' height='10'/%3E";
+  const figure = probe('<figure class="align-default" style="margin-top:0;' +
+    'margin-bottom:0"><img data-probe alt="" width="4000" height="10" src="' +
+    wide + '"></figure>');
+  const shown = (el) => el.getClientRects().length > 0;
+  const where = (el) => {
+    const sec = el.closest('section[id]');
+    return sec ? '#' + sec.id : '';
+  };
+  const label = (el) => (el.innerText || el.textContent || '').trim()
+    .split(/\n/).map((l) => l.trim()).filter(Boolean).slice(0, 3).join(' | ')
+    .slice(0, 80);
+  // Follow content that reaches from `left` to `right` (CSS px) up the ancestors:
+  // the first one with non-visible overflow that it does not fit decides.
+  const reach = (el, left, right) => {
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const rect = a.getBoundingClientRect();
+      const boxLeft = rect.left + a.clientLeft;
+      const boxRight = boxLeft + a.clientWidth;
+      const fits = right <= boxRight + 1 && left >= boxLeft - 1;
+      const overflow = getComputedStyle(a).overflowX;
+      if (!fits && overflow !== 'visible') {
+        const scrolls = overflow === 'auto' || overflow === 'scroll';
+        const cls = String(a.className || '').trim().split(/\s+/)[0];
+        return {state: scrolls ? 'scrolls' : 'clipped', hidden: r1(right - boxRight),
+                by: a.tagName.toLowerCase() + (cls ? '.' + cls : '')};
+      }
+      if (a === article) {
+        return fits ? null : {state: 'spills', hidden: r1(right - boxRight),
+                              by: 'the text column'};
+      }
+    }
+    return null;
+  };
+  const tables = [];
+  for (const t of article.querySelectorAll('table')) {
+    if (!shown(t)) continue;
+    const rect = t.getBoundingClientRect();
+    const right = Math.max(rect.right, rect.left + t.scrollWidth);
+    const found = reach(t, rect.left, right);
+    if (found) tables.push({...found, width: r1(right - rect.left), where: where(t),
+                            text: label(t.querySelector('tr') || t)});
+  }
+  const listings = [];
+  for (const pre of article.querySelectorAll('pre')) {
+    if (!shown(pre)) continue;
+    const style = getComputedStyle(pre);
+    const rect = pre.getBoundingClientRect();
+    const extra = pre.scrollWidth - pre.clientWidth;
+    const text = label(pre);
+    let found = null;
+    if (extra > 1 && style.overflowX !== 'visible') {
+      const scrolls = style.overflowX === 'auto' || style.overflowX === 'scroll';
+      found = {state: scrolls ? 'scrolls' : 'clipped', hidden: r1(extra), by: 'pre'};
+    } else if (pre.scrollHeight - pre.clientHeight > 1 &&
+               !['visible', 'auto', 'scroll'].includes(style.overflowY)) {
+      found = {state: 'clipped', hidden: r1(pre.scrollHeight - pre.clientHeight),
+               by: 'pre (at the bottom)'};
+    } else {
+      const contentRight = rect.left + pre.clientLeft + pre.scrollWidth;
+      found = reach(pre, rect.left, Math.max(rect.right, contentRight));
+    }
+    if (found) listings.push({...found, width: r1(pre.scrollWidth), where: where(pre),
+                              text: text});
+  }
+  const images = [];
+  for (const img of article.querySelectorAll('img')) {
+    if (!shown(img) || !img.closest('figure, .cell_output, .output')) continue;
+    const src = img.currentSrc || img.src || '';
+    if (!/^data:image\/(png|jpeg|gif|webp)|\.(png|jpe?g|gif|webp)([?#]|$)/i.test(src))
+      continue;
+    if (!img.naturalWidth) continue;
+    images.push({src: img.getAttribute('src') || '', natural: img.naturalWidth,
+                 shown: r1(img.getBoundingClientRect().width), where: where(img)});
+  }
+  return {column: r1(column), figure: r1(figure), tables, listings, images,
+          height: Math.max(document.documentElement.scrollHeight,
+                           document.body ? document.body.scrollHeight : 0)};
+})()
+"""
 
-    Returns the DOM after scripts ran, facts from the page (``height``,
-    ``mathjax``, ``broken``, ``truncated``) and what the browser saw go wrong
-    (failed requests, script exceptions).
+
+def check_layout(
+    layout: dict, *, page_width_px: float | None, tolerance: float = WIDTH_TOLERANCE_PX
+) -> Findings:
+    """Judge what :data:`LAYOUT_JS` measured on a page.
+
+    Errors: a table that is cut off or spills out of the text column, a code
+    listing that is cut off, a page with figure images whose figure column is not
+    ``page_width_px`` wide, and a figure image that does not fill that column (or
+    show at its own size, when narrower). A table or listing that scrolls sideways
+    is a warning (one per page for listings).
+    """
+    found = Findings()
+    for table in layout.get("tables", []):
+        at = f" at {table['where']}" if table.get("where") else ""
+        what = f"table{at} ({table['width']:.0f} px wide: “{table['text']}”)"
+        if table["state"] == "scrolls":
+            found.warnings.append(
+                f"{what} scrolls sideways in {table['by']}: "
+                f"{table['hidden']:.0f} px hidden until scrolled"
+            )
+        elif table["state"] == "clipped":
+            found.errors.append(
+                f"{what} is cut off by {table['by']}, {table['hidden']:.0f} px "
+                "hidden with no scroll bar"
+            )
+        else:
+            found.errors.append(
+                f"{what} spills {table['hidden']:.0f} px out of the text column "
+                "without a scroll bar"
+            )
+    scrolling = []
+    for listing in layout.get("listings", []):
+        at = f" at {listing['where']}" if listing.get("where") else ""
+        what = f"code listing{at} (“{listing['text']}”)"
+        if listing["state"] == "scrolls":
+            scrolling.append(listing)
+        elif listing["state"] == "clipped":
+            found.errors.append(
+                f"{what} is cut off by {listing['by']}: {listing['hidden']:.0f} px "
+                "hidden with no scroll bar"
+            )
+        else:
+            found.errors.append(
+                f"{what} spills {listing['hidden']:.0f} px out of the text column"
+            )
+    if scrolling:
+        widest = max(scrolling, key=lambda x: x["hidden"])
+        found.warnings.append(
+            f"{len(scrolling)} code listing(s) scroll sideways; the widest hides "
+            f"{widest['hidden']:.0f} px: “{widest['text']}”"
+            + (f" at {widest['where']}" if widest.get("where") else "")
+        )
+    images = layout.get("images", [])
+    column = layout.get("figure")
+    if images and column and page_width_px is not None:
+        if abs(column - page_width_px) > tolerance:
+            found.errors.append(
+                f"figures show in a column {column:.0f} px wide at a {WIDTH} px "
+                f"window, but dpnotes.plotting.PAGE_WIDTH_PX = {page_width_px:g} "
+                "checks their text sizes at that width: set it to the column"
+            )
+    for image in images if column else []:
+        expected = min(float(image["natural"]), column)
+        if abs(image["shown"] - expected) > tolerance:
+            at = f" at {image['where']}" if image.get("where") else ""
+            found.errors.append(
+                f"figure image{at} shows {image['shown']:.0f} px wide, not "
+                f"{expected:.0f} px (its own width {image['natural']} px, the figure "
+                f"column {column:.0f} px): its text is not the size glue_figure "
+                f"checked: {_short(image['src'], 60)}"
+            )
+    return found
+
+
+def capture_segments(
+    browser: Browser, shot: Path, height: int, *, max_height: int = MAX_SHOT_HEIGHT
+) -> list[Path]:
+    """Photograph the page (its viewport is ``height`` tall) from top to bottom.
+
+    One image ``shot`` when the page fits in ``max_height`` pixels, otherwise
+    segments of equal height ``<stem>-01.png``, ``<stem>-02.png`` ... Returns the
+    files written.
+    """
+    count = max(1, -(-height // max_height))
+    step = -(-height // count)
+    paths = []
+    for i in range(count):
+        top = i * step
+        clip = {"x": 0, "y": top, "width": WIDTH, "height": min(step, height - top)}
+        data = browser.call(
+            "Page.captureScreenshot",
+            {"format": "png", "fromSurface": True, "clip": {**clip, "scale": 1}},
+            timeout=60,
+        )
+        path = shot if count == 1 else shot.with_name(f"{shot.stem}-{i + 1:02d}.png")
+        path.write_bytes(base64.b64decode(data["data"]))
+        paths.append(path)
+    return paths
+
+
+def _set_viewport(browser: Browser, height: int) -> None:
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    browser.evaluate(
+        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+
+
+def render_page(
+    browser: Browser,
+    url: str,
+    shot: Path,
+    *,
+    load_timeout: float = 20.0,
+    max_shot_height: int = MAX_SHOT_HEIGHT,
+) -> tuple[str, dict, Findings]:
+    """Load ``url``, wait until it settles, measure its layout, photograph it whole.
+
+    The viewport is made as tall as the page, so the layout is the one of a
+    reader's window and nothing scrolls but the page's own scroll containers;
+    see :func:`capture_segments` for the files. Returns the DOM after scripts ran,
+    facts from the page (``height``, ``mathjax``, ``broken``, ``layout`` from
+    :data:`LAYOUT_JS`, ``screenshots``) and what the browser saw go wrong (failed
+    requests, script exceptions).
     """
     found = Findings()
     browser.events.clear()
@@ -932,21 +1229,18 @@ def render_page(
         found.warnings.append(f"page did not finish loading in {load_timeout:.0f} s")
     info = browser.evaluate(SETTLE_JS, timeout=45) or {}
     dom = browser.evaluate("document.documentElement.outerHTML") or ""
-    height = int(info.get("height") or MIN_HEIGHT)
-    info["truncated"] = height > MAX_HEIGHT
-    height = min(max(height, MIN_HEIGHT), MAX_HEIGHT)
+    height = max(int(info.get("height") or MIN_HEIGHT), MIN_HEIGHT)
+    _set_viewport(browser, height)
+    layout = browser.evaluate(LAYOUT_JS, timeout=30) or {}
+    if int(layout.get("height") or 0) > height:  # The taller window grew the page.
+        height = int(layout["height"])
+        _set_viewport(browser, height)
+        layout = browser.evaluate(LAYOUT_JS, timeout=30) or {}
     info["height"] = height
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    info["layout"] = layout
+    info["screenshots"] = capture_segments(
+        browser, shot, height, max_height=max_shot_height
     )
-    browser.evaluate(
-        "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
-    )
-    shot_data = browser.call(
-        "Page.captureScreenshot", {"format": "png", "fromSurface": True}, timeout=60
-    )
-    shot.write_bytes(base64.b64decode(shot_data["data"]))
 
     for src in info.get("broken", []):
         found.errors.append(f"browser could not display image {src!r}")
@@ -1026,8 +1320,8 @@ def format_table(results: Sequence[PageResult], out: Path) -> str:
     rows = [("page", "status", "s", "screenshot", "errors", "warnings")]
     for r in results:
         shot = os.path.relpath(r.screenshot) if r.screenshot else "-"
-        if r.truncated:
-            shot += " (cut)"
+        if len(r.screenshots) > 1:
+            shot += f" (+{len(r.screenshots) - 1} more)"
         rows.append(
             (
                 r.page,
@@ -1083,14 +1377,23 @@ def write_index(results: Sequence[PageResult], out: Path, site: Path) -> Path:
                 f"<li class='w'>{html_lib.escape(w)}</li>" for w in r.findings.warnings
             ]
             parts.append("</ul>")
-        if r.screenshot:
-            rel = html_lib.escape(os.path.relpath(r.screenshot, out))
-            note = " (cut at the maximum height)" if r.truncated else ""
-            parts.append(
-                f"<p>{WIDTH}×{r.height}px{note}, {r.seconds:.1f} s</p>"
-                f"<a href='{rel}'><img src='{rel}' loading='lazy' "
-                f"alt='screenshot of {html_lib.escape(r.page)}'></a>"
-            )
+        if r.screenshots:
+            count = len(r.screenshots)
+            note = f" in {count} segments" if count > 1 else ""
+            column = r.layout.get("column")
+            if column:
+                note += (
+                    f"; text column {column:.0f} px, figure column "
+                    f"{r.layout.get('figure', 0):.0f} px"
+                )
+            parts.append(f"<p>{WIDTH}×{r.height}px{note}, {r.seconds:.1f} s</p>")
+            for i, shot in enumerate(r.screenshots, 1):
+                rel = html_lib.escape(os.path.relpath(shot, out))
+                part = f", part {i} of {count}" if count > 1 else ""
+                parts.append(
+                    f"<a href='{rel}'><img src='{rel}' loading='lazy' "
+                    f"alt='screenshot of {html_lib.escape(r.page)}{part}'></a>"
+                )
         parts.append("</section>")
     parts.append("</body></html>")
     index = out / "index.html"
@@ -1116,8 +1419,13 @@ def check_site(
     browser_path: str | None,
     allow_stderr: bool = False,
     allow_network: bool = False,
+    page_width_px: float | None = None,
 ) -> list[PageResult]:
-    """Check every page of ``site``; with a browser, also render and screenshot."""
+    """Check every page of ``site``; with a browser, also render and screenshot.
+
+    ``page_width_px`` is the width figures are assumed to show at (see
+    :func:`check_layout`); ``None`` skips that comparison.
+    """
     site = site.resolve()
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.png"):
@@ -1149,15 +1457,48 @@ def check_site(
                                 mathjax_version=info.get("mathjax"),
                             )
                         )
-                        result.screenshot = shot
+                        findings.extend(
+                            check_layout(info["layout"], page_width_px=page_width_px)
+                        )
+                        result.screenshots = info["screenshots"]
                         result.height = info["height"]
-                        result.truncated = info["truncated"]
+                        result.layout = info["layout"]
                 result.seconds = time.monotonic() - t0
                 results.append(result)
     finally:
         if browser is not None:
             browser.close()
     return results
+
+
+def plotting_page_width() -> float | None:
+    """Return ``dpnotes.plotting.PAGE_WIDTH_PX``, read from the source next to this
+    script (no import: matplotlib is not needed), else imported, else ``None``."""
+    with contextlib.suppress(OSError):
+        text = PLOTTING_MODULE.read_text(encoding="utf-8")
+        if match := re.search(r"^PAGE_WIDTH_PX\s*=\s*([\d.]+)", text, re.MULTILINE):
+            return float(match.group(1))
+    try:
+        from dpnotes.plotting import PAGE_WIDTH_PX
+    except ImportError:
+        return None
+    return float(PAGE_WIDTH_PX)
+
+
+def layout_summary(results: Sequence[PageResult]) -> str:
+    """Say how wide the text and figure columns measured, on how many pages."""
+    counts: dict[tuple[float, float], int] = {}
+    for r in results:
+        if r.layout.get("column"):
+            key = (round(r.layout["column"]), round(r.layout.get("figure") or 0))
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return ""
+    parts = [
+        f"text column {c} px, figure column {f} px on {n} page(s)"
+        for (c, f), n in sorted(counts.items(), key=lambda kv: -kv[1])
+    ]
+    return f"at a {WIDTH} px window: " + "; ".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1192,6 +1533,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="let the browser reach hosts other than 127.0.0.1 (e.g. a CDN)",
     )
+    parser.add_argument(
+        "--page-width-px",
+        type=float,
+        default=None,
+        help="width in CSS px that figures are drawn for (default: "
+        "dpnotes.plotting.PAGE_WIDTH_PX)",
+    )
     args = parser.parse_args(argv)
 
     site: Path = args.site
@@ -1216,6 +1564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return 2
 
+    page_width = args.page_width_px or plotting_page_width()
     t0 = time.monotonic()
     try:
         results = check_site(
@@ -1224,6 +1573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             browser_path=browser,
             allow_stderr=args.allow_stderr,
             allow_network=args.allow_network,
+            page_width_px=page_width,
         )
     except CDPError as exc:
         print(f"check_site: could not drive the browser {browser}: {exc}")
@@ -1242,6 +1592,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"warning {r.page}: {w}")
     failed = [r for r in results if r.findings.errors]
     mode = "static checks only" if browser is None else f"browser {browser}"
+    if summary := layout_summary(results):
+        width = "unknown" if page_width is None else f"{page_width:g} px"
+        print(f"check_site: {summary}; PAGE_WIDTH_PX = {width}")
     print(
         f"check_site: {len(results)} page(s), {len(failed)} failed, "
         f"{elapsed:.1f} s ({mode}); review {index}"

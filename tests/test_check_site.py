@@ -429,3 +429,266 @@ def test_markdown_table_shown_as_text_fails() -> None:
         "<pre>| a |\n|---|</pre><p>a | b, not a table</p>"
     )
     assert not cs.check_tables(cs.parse_html(page("t", rendered))).errors
+
+
+# --------------------------------------------------------------------------- #
+# Raw MyST markup (static)
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<p>as shown by {cite}`dwork2014`.</p>",
+        "<p>The noise is {glue:text}`gauss-sigma`.</p>",
+        "<p>See {numref}`fig-noise`.</p>",
+        "<p>See {numref}<code>fig-noise</code>.</p>",
+        "<p>```{prf:theorem} Composition</p>",
+        "<p>{prf:theorem} Composition</p>",
+        "<p>:::{note}</p>",
+        "<p>Call {py:func}`dpnotes.mechanisms.laplace`.</p>",
+        # Markdown that a cell generated: raw roles there are defects too.
+        '<div class="cell_output"><div class="output text_markdown">'
+        "<p>ours against {cite:t}`paper`</p></div></div>",
+    ],
+)
+def test_raw_myst_markup_fails(body: str) -> None:
+    findings = cs.check_myst(cs.parse_html(page("m", body)))
+    assert len(findings.errors) == 1
+    assert findings.errors[0].startswith("raw MyST markup shown as text")
+
+
+def test_myst_markup_in_code_and_math_passes() -> None:
+    body = (
+        "<p>Write <code>{cite}`key`</code> or <code>```{note}</code>.</p>"
+        "<pre>```{code-cell} ipython3\n{glue:text}`x`\n```</pre>"
+        '<div class="highlight-md notranslate"><div class="highlight"><pre>'
+        "<span>{numref}`fig`</span></pre></div></div>"
+        '<div class="cell_input"><div>{py:func}`f`</div></div>'
+        '<span class="math">\\{x\\}</span>'
+        "<p>A set {a, b}, a dict {'k': 1}, a field {name}.</p>"
+    )
+    assert cs.check_myst(cs.parse_html(page("ok", body))).errors == []
+
+
+def test_static_checks_include_raw_myst(site: Path) -> None:
+    (site / "raw.html").write_text(page("Raw", "<p>see {cite}`x`</p>"))
+    errors = static(site, "raw.html").errors
+    assert any("raw MyST markup" in e for e in errors)
+
+
+# --------------------------------------------------------------------------- #
+# Layout findings (what LAYOUT_JS measured), judged without a browser
+# --------------------------------------------------------------------------- #
+
+
+def layout(**kwargs) -> dict:
+    base = {"column": 688.0, "figure": 672.0, "tables": [], "listings": []}
+    return {**base, "images": [], **kwargs}
+
+
+def box(state: str, hidden: float = 100.0) -> dict:
+    return {"state": state, "hidden": hidden, "width": 800.0, "by": "div.x"}
+
+
+def test_check_layout_tables_and_listings() -> None:
+    tables = [box("clipped"), box("spills"), box("scrolls") | {"text": "a | b"}]
+    for t in tables:
+        t.setdefault("text", "a | b")
+    listings = [box("clipped") | {"text": "x = 1"}, box("spills") | {"text": "y"}]
+    listings += [box("scrolls", 30) | {"text": "z"}, box("scrolls", 80) | {"text": "w"}]
+    found = cs.check_layout(layout(tables=tables, listings=listings), page_width_px=672)
+    assert len(found.errors) == 4
+    assert "cut off by div.x" in found.errors[0]
+    assert "spills 100 px out of the text column" in found.errors[1]
+    assert any("code listing" in e and "cut off" in e for e in found.errors)
+    assert len(found.warnings) == 2
+    assert "scrolls sideways" in found.warnings[0]
+    assert found.warnings[1].startswith("2 code listing(s) scroll sideways")
+    assert "hides 80 px" in found.warnings[1]
+
+
+def test_check_layout_figure_widths() -> None:
+    wide = {"src": "a.png", "natural": 1200, "shown": 672.0}
+    narrow = {"src": "b.png", "natural": 500, "shown": 500.0}
+    ok = layout(images=[wide, narrow])
+    assert cs.check_layout(ok, page_width_px=672).errors == []
+    assert cs.check_layout(ok, page_width_px=674).errors == []  # within tolerance
+    # The column is not what plotting assumes: one error for the page.
+    errors = cs.check_layout(ok, page_width_px=720).errors
+    assert len(errors) == 1
+    assert "PAGE_WIDTH_PX = 720" in errors[0]
+    assert "672 px" in errors[0]
+    # A figure shown narrower than the column (e.g. inside an admonition).
+    squeezed = layout(images=[wide | {"shown": 600.0}])
+    errors = cs.check_layout(squeezed, page_width_px=672).errors
+    assert len(errors) == 1
+    assert "shows 600 px wide, not 672 px" in errors[0]
+    # Without figures, the column is only reported.
+    assert cs.check_layout(layout(), page_width_px=720).errors == []
+    assert cs.check_layout(ok, page_width_px=None).errors == []
+
+
+def test_plotting_page_width_is_read_from_the_source() -> None:
+    # The assignment as Python parses it (importing dpnotes.plotting takes seconds).
+    import ast
+
+    tree = ast.parse(cs.PLOTTING_MODULE.read_text())
+    (value,) = [
+        node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["PAGE_WIDTH_PX"]
+    ]
+    assert cs.plotting_page_width() == value
+
+
+# --------------------------------------------------------------------------- #
+# Layout and screenshots in the browser (fast; skipped without one)
+# --------------------------------------------------------------------------- #
+
+LONG = "x" * 200
+WIDE_CELLS = "".join(f"<td>{'word' * 12}{i}</td>" for i in range(6))
+
+
+def layout_page(body: str) -> str:
+    # A 400 px text column; figures get the column less 2 x 8 px of padding.
+    return (
+        "<!DOCTYPE html><html><head><style>body{margin:0;font:16px sans-serif}"
+        "article{width:400px;padding:0 20px}figure{margin:0;padding:0 8px}"
+        "img{max-width:100%;height:auto}pre{margin:0}</style></head>"
+        f'<body><main><article class="bd-article"><section id="s">{body}'
+        "</section></article></main></body></html>"
+    )
+
+
+LAYOUT_PAGES = {
+    "clipped_table.html": '<div style="overflow:hidden"><table><tr>'
+    f"{WIDE_CELLS}</tr></table></div>",
+    "scrolling_table.html": '<div style="overflow-x:auto"><table><tr>'
+    f"{WIDE_CELLS}</tr></table></div>",
+    "spilling_table.html": f"<table><tr>{WIDE_CELLS}</tr></table>",
+    "fitting_table.html": "<table><tr><td>a</td><td>b</td></tr></table>",
+    "clipped_pre.html": f'<pre style="overflow:hidden">{LONG}</pre>',
+    "scrolling_pre.html": f'<pre style="overflow-x:auto">{LONG}</pre>',
+    "wrapped_pre.html": f'<pre style="white-space:pre-wrap;word-break:break-all">'
+    f"{LONG}</pre>",
+    "figures.html": '<figure><img src="wide.png" alt="wide"></figure>'
+    '<figure><img src="narrow.png" alt="narrow"></figure>',
+    "squeezed_figure.html": '<figure><img src="wide.png" style="width:50%" '
+    'alt="half"></figure>',
+    "tall.html": '<div style="height:2500px;background:linear-gradient(red,blue)">'
+    "</div>",
+}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = cs.find_browser()
+    if path is None:
+        pytest.skip("no headless Chromium (apt-get install chromium-headless-shell)")
+    instance = cs.Browser(path)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="module")
+def layout_site(tmp_path_factory, browser):
+    root = tmp_path_factory.mktemp("layout")
+    for name, body in LAYOUT_PAGES.items():
+        (root / name).write_text(layout_page(body))
+    (root / "wide.png").write_bytes(png_bytes(1000, 20))
+    (root / "narrow.png").write_bytes(png_bytes(200, 20))
+    shots = tmp_path_factory.mktemp("shots")
+    rendered = {}
+    with cs.serve(root) as base:
+        for name in LAYOUT_PAGES:
+            _, info, seen = cs.render_page(
+                browser, base + name, shots / (name + ".png"), max_shot_height=1000
+            )
+            assert seen.errors == []
+            rendered[name] = info
+    return rendered
+
+
+def judged(layout_site, name: str, page_width_px: float = 384) -> cs.Findings:
+    return cs.check_layout(layout_site[name]["layout"], page_width_px=page_width_px)
+
+
+def test_column_widths_are_measured(layout_site) -> None:
+    measured = layout_site["fitting_table.html"]["layout"]
+    assert measured["column"] == 400
+    assert measured["figure"] == 384
+
+
+def test_clipped_table_fails(layout_site) -> None:
+    errors = judged(layout_site, "clipped_table.html").errors
+    assert len(errors) == 1
+    assert "is cut off by div" in errors[0]
+
+
+def test_scrolling_table_passes_with_a_warning(layout_site) -> None:
+    found = judged(layout_site, "scrolling_table.html")
+    assert found.errors == []
+    assert len(found.warnings) == 1
+    assert "scrolls sideways" in found.warnings[0]
+
+
+def test_table_spilling_out_of_the_column_fails(layout_site) -> None:
+    errors = judged(layout_site, "spilling_table.html").errors
+    assert len(errors) == 1
+    assert "out of the text column" in errors[0]
+
+
+def test_fitting_table_passes(layout_site) -> None:
+    found = judged(layout_site, "fitting_table.html")
+    assert found.errors == found.warnings == []
+
+
+def test_cut_off_listing_fails(layout_site) -> None:
+    errors = judged(layout_site, "clipped_pre.html").errors
+    assert len(errors) == 1
+    assert errors[0].startswith("code listing at #s")
+    assert "cut off by pre" in errors[0]
+
+
+def test_scrolling_and_wrapped_listings_pass(layout_site) -> None:
+    scrolling = judged(layout_site, "scrolling_pre.html")
+    assert scrolling.errors == []
+    assert "1 code listing(s) scroll sideways" in scrolling.warnings[0]
+    wrapped = judged(layout_site, "wrapped_pre.html")
+    assert wrapped.errors == wrapped.warnings == []
+
+
+def test_figure_widths_in_the_browser(layout_site) -> None:
+    images = layout_site["figures.html"]["layout"]["images"]
+    assert [(i["natural"], round(i["shown"])) for i in images] == [
+        (1000, 384),
+        (200, 200),
+    ]
+    assert judged(layout_site, "figures.html").errors == []
+    errors = judged(layout_site, "figures.html", page_width_px=720).errors
+    assert len(errors) == 1
+    assert "PAGE_WIDTH_PX = 720" in errors[0]
+    errors = judged(layout_site, "squeezed_figure.html").errors
+    assert len(errors) == 1
+    assert "shows 192 px wide, not 384 px" in errors[0]
+
+
+def test_tall_page_is_photographed_whole_in_segments(layout_site) -> None:
+    info = layout_site["tall.html"]
+    assert info["height"] >= 2500
+    shots = info["screenshots"]
+    assert [s.name for s in shots] == [f"tall.html-0{i}.png" for i in (1, 2, 3)]
+    heights = []
+    for shot in shots:
+        assert cs.check_image_file(shot) is None
+        with cs.Image.open(shot) as im:
+            assert im.width == cs.WIDTH
+            heights.append(im.height)
+    assert sum(heights) == info["height"]
+    assert max(heights) <= 1000
+    # A short page is one image, named after the page.
+    assert [s.name for s in layout_site["fitting_table.html"]["screenshots"]] == [
+        "fitting_table.html.png"
+    ]
