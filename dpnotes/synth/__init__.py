@@ -6,6 +6,8 @@
   ``sample(n, *, rng)``.
 - :class:`Stratified` fits one synthesizer per stratum of a public list and samples
   ``n * w_i`` rows from stratum ``i``.
+- :class:`~dpnotes.synth.codebook.Codebook` encodes a user's own table (labels and
+  numbers) into the integer codes of a public domain and decodes synthetic rows back.
 - :mod:`dpnotes.synth.marginals` computes marginals, workloads and workload errors.
 - :mod:`dpnotes.synth.pgm` is the glue to private-pgm's estimator (MST and AIM).
 - :mod:`dpnotes.synth.evaluate` scores a synthetic table against the real data.
@@ -16,6 +18,7 @@ on double precision when it first runs (:func:`dpnotes.synth.pgm.enable_float64`
 
 from dpnotes.synth.aim import AIM
 from dpnotes.synth.base import Synthesizer, measure
+from dpnotes.synth.codebook import Codebook
 from dpnotes.synth.domain import check_data, check_domain
 from dpnotes.synth.marginals import all_kway, marginal, workload_error
 from dpnotes.synth.mst import MST
@@ -25,6 +28,7 @@ __all__ = [
     "AIM",
     "GEM",
     "MST",
+    "Codebook",
     "Stratified",
     "Synthesizer",
     "all_kway",

@@ -97,7 +97,9 @@ class Synthesizer(abc.ABC):
         Raises:
             ValueError: If the columns do not match the domain, or a value is missing
                 or outside it.
-            TypeError: If ``rng`` is not a numpy Generator.
+            TypeError: If ``rng`` is not a numpy Generator, or a column holds labels
+                instead of numbers (encode them with
+                :class:`~dpnotes.synth.codebook.Codebook`).
         """
         domain = check_domain(domain)
         rng = check_rng(rng)

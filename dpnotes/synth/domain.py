@@ -103,7 +103,9 @@ def check_data(
         The data as a new DataFrame of int64 columns in the domain's order.
 
     Raises:
-        TypeError: If ``df`` is not a DataFrame.
+        TypeError: If ``df`` is not a DataFrame, or a column holds values that are not
+            numbers (labels such as ``'F'``): encode those with
+            :class:`~dpnotes.synth.codebook.Codebook` first.
         ValueError: If it has no rows (unless ``allow_empty``), columns are missing
             or extra, a value is NaN, not an integer, or outside ``0 .. size - 1``.
     """
@@ -122,6 +124,15 @@ def check_data(
             f"{extra}. "
             "Select exactly the domain's attributes (df[list(domain)]) or declare the "
             "extra ones in the domain."
+        )
+    labelled = _non_numeric_columns(df, domain)
+    if labelled:
+        raise TypeError(
+            f"{name} column(s) {list(labelled)} hold values that are not numbers "
+            f"(e.g. {labelled}); the synthesizers take integer codes. Encode them "
+            "with a public codebook first: cb = dpnotes.synth.Codebook(categories="
+            "{column: [labels]}, bins={column: [edges]}), then fit(cb.encode(df), "
+            "cb.domain, rng=...) and cb.decode(synth.sample(n, rng=...))."
         )
     if len(df) == 0:
         if allow_empty:
@@ -159,3 +170,32 @@ def check_data(
             )
         out[attr] = codes
     return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+
+
+def _non_numeric_columns(df: pd.DataFrame, attrs: Iterable[str]) -> dict[str, list]:
+    """Return ``{column: up to 3 offending values}`` for columns that are not numbers.
+
+    A column is refused exactly when :func:`check_data` would fail to read it as
+    floats (so every input it accepted before is accepted alike); numeric dtypes are
+    not inspected.
+    """
+    out: dict[str, list] = {}
+    for attr in attrs:
+        values = df[attr].to_numpy()
+        if values.dtype.kind in "biufc":
+            continue
+        try:
+            np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            bad: dict[str, object] = {}
+            for v in values:
+                if pd.api.types.is_scalar(v) and pd.isna(v):
+                    continue  # missing values have their own error
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    bad.setdefault(repr(v), v)
+                    if len(bad) == 3:
+                        break
+            out[attr] = list(bad.values())
+    return out
