@@ -62,7 +62,12 @@ def _numbers(text: str) -> list[float]:
 def test_the_readme_examples_are_the_documented_ones():
     blocks = _blocks()
     assert len(blocks) >= 3
-    for marker in ("stratified_mean(", "Stratified(MST", 'method="dpsgd_f"'):
+    for marker in (
+        "stratified_mean(",
+        "Stratified(MST",
+        'method="dpsgd_f"',
+        "Codebook(",
+    ):
         _block(marker)
 
 
@@ -81,6 +86,18 @@ def test_stratified_mean_example(tmp_path):
     assert abs(estimate - 40) < 2.0
     assert len(groups) == 3
     assert np.all(np.isfinite(groups))
+
+
+def test_own_data_codebook_example(tmp_path):
+    out = _run(_block("Codebook("), tmp_path, data=False)
+    head, midpoints = out.split("\n", 6)[:6], out.split("\n")[6:]
+    table = "\n".join(head)
+    assert "sex" in table and "age" in table and "state" in table
+    assert re.search(r"\b[FM]\b", table) and re.search(r"\b(CA|NY|TX|WA)\b", table)
+    assert re.search(r"[\[(]\d+, \d+[\])]", table), "ages decode to intervals"
+    ages = [float(x) for x in re.findall(r"\b\d+\.\d+\b", "\n".join(midpoints))]
+    assert len(ages) == 5
+    assert set(ages) <= {9.0, 24.0, 37.5, 55.0, 77.5}, "ages decode to bin midpoints"
 
 
 @pytest.mark.slow
