@@ -340,6 +340,7 @@ class Converter:
         source = path.read_text()
         if "pyobject" in options:
             source = _pyobject(source, options["pyobject"])
+        source = _between(source, options)
         if "lines" in options:
             rows = source.splitlines()
             keep = []
@@ -446,6 +447,31 @@ class Converter:
             out.append(self.roles(line) if "`" in line else line)
             i += 1
         return "\n".join(out)
+
+
+def _between(source: str, options: dict[str, str]) -> str:
+    """Apply ``start-at``/``start-after``/``end-at``/``end-before`` as Sphinx does."""
+    rows = source.splitlines()
+    for option, after in (("start-at", False), ("start-after", True)):
+        if option in options:
+            hit = [i for i, r in enumerate(rows) if options[option] in r]
+            if not hit:
+                raise ValueError(
+                    f"literalinclude: {option} {options[option]!r} not found"
+                )
+            rows = rows[hit[0] + after :]
+    for option, inclusive in (("end-at", True), ("end-before", False)):
+        if option in options:
+            hit = [i for i, r in enumerate(rows) if options[option] in r]
+            if not hit:
+                raise ValueError(
+                    f"literalinclude: {option} {options[option]!r} not found"
+                )
+            rows = rows[: hit[0] + inclusive]
+    if options.get("dedent"):
+        width = int(options["dedent"])
+        rows = [r[width:] for r in rows]
+    return "\n".join(rows)
 
 
 def _quote(text: str) -> str:

@@ -155,6 +155,11 @@ def test_listings_include_the_object_or_lines(tmp_path):
     assert out == "```python\ndef g(self):\n    return 2\n```"
     out = c.markdown("```{literalinclude} ../../mod.py\n:lines: 1,4-5\n```")
     assert out == "```python\nimport os\nclass A:\n    def f(self):\n```"
+    out = c.markdown(
+        "```{literalinclude} ../../mod.py\n:pyobject: A\n:start-at: def g\n"
+        ":end-at: return 2\n```"
+    )
+    assert out == "```python\n    def g(self):\n        return 2\n```"
     with pytest.raises(ValueError, match=r"no 'A\.h'"):
         c.markdown("```{literalinclude} ../../mod.py\n:pyobject: A.h\n```")
 
