@@ -27,6 +27,8 @@ __all__ = [
     "Comparison",
     "WinTally",
     "better_at",
+    "claim_table",
+    "claim_verdict",
     "compare_strata",
     "comparison_over_seeds",
     "decimals_for",
@@ -38,6 +40,7 @@ __all__ = [
     "seeds_caption",
     "seeds_text",
     "spread_text",
+    "strata_wins_table",
     "strata_wins_text",
     "verdict_table",
     "win_tally",
@@ -676,6 +679,178 @@ def strata_wins_text(
     return (
         "; ".join(parts) or "no synthesizer yet (no cells computed for this comparison)"
     )
+
+
+def strata_wins_table(
+    compared: pd.DataFrame | Mapping[str, pd.DataFrame],
+    synthesizers: Iterable[str],
+    *,
+    at_epsilon: float = 1.0,
+    label: str = "strata",
+) -> pd.DataFrame:
+    """Tabulate per synthesizer at how many ε stratifying won, and both means at one ε.
+
+    The table form of :func:`strata_wins_text`, for one comparison or several (one
+    per stratification or metric) under one another.
+
+    Args:
+        compared: :func:`compare_strata`'s frame for one data set, or a mapping from a
+            row label (``"sex strata"``) to such frames, shown in the mapping's order.
+        synthesizers: The synthesizers to show, in order; absent ones are skipped.
+        at_epsilon: The ε whose two means are shown.
+        label: The header of the column of the mapping's labels.
+
+    Returns:
+        One row per label (with a mapping) and synthesizer, with the columns ``label``
+        (with a mapping), ``synthesizer``, ``stratified better`` (``"2 of 6 ε"``),
+        ``near ties`` (a count), and the stratified and unstratified means at
+        ``at_epsilon`` (:func:`fmt`; an en dash where that ε is not computed). No
+        rows when nothing is computed.
+
+    Raises:
+        TypeError: If ``compared`` is neither a DataFrame nor a mapping of them.
+        ValueError: If a frame is not :func:`compare_strata`'s or holds several data
+            sets.
+
+    >>> runs = pd.DataFrame({"dataset": "NY", "synthesizer": "MST", "seed": 0,
+    ...                      "epsilon": [1.0, 1.0, 5.0, 5.0],
+    ...                      "strata": ["vanilla", "SEX"] * 2,
+    ...                      "value": [0.5, 0.4, 0.2, 0.3]})
+    >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
+    >>> list(t.to_dict("records")[0].values())
+    ['sex strata', 'MST', '1 of 2 ε', 0, '0.400', '0.500']
+    """
+    if isinstance(compared, pd.DataFrame):
+        frames, keyed = {None: compared}, False
+    elif isinstance(compared, Mapping):
+        frames, keyed = dict(compared), True
+    else:
+        raise TypeError(
+            "compared must be compare_strata's DataFrame or a mapping of labels to "
+            f"them, got {type(compared).__name__}."
+        )
+    order = list(synthesizers)
+    e = _real(at_epsilon, "at_epsilon")
+    at_strat, at_vanilla = f"stratified, ε = {e:g}", f"no strata, ε = {e:g}"
+    rows = []
+    for key, frame in frames.items():
+        if not isinstance(frame, pd.DataFrame) or not {
+            "strat",
+            "vanilla",
+            "better",
+            "tie",
+        } <= set(frame.columns):
+            raise ValueError(
+                f"compared[{key!r}] must be a frame returned by compare_strata."
+            )
+        if frame.index.get_level_values("dataset").nunique() > 1:
+            raise ValueError(
+                f"compared[{key!r}] holds several data sets; select one with .xs first."
+            )
+        present = set(frame.index.get_level_values("synthesizer"))
+        for syn in order:
+            if syn not in present:
+                continue
+            w = frame.xs(syn, level="synthesizer").droplevel("dataset")
+            tally = _tally(w)
+            there = e in w.index
+            row = {label: key} if keyed else {}
+            rows.append(
+                {
+                    **row,
+                    "synthesizer": syn,
+                    "stratified better": f"{tally} ε",
+                    "near ties": tally.ties,
+                    at_strat: fmt(w.loc[e, "strat"]) if there else "–",
+                    at_vanilla: fmt(w.loc[e, "vanilla"]) if there else "–",
+                }
+            )
+    columns = [label] * keyed + [
+        "synthesizer",
+        "stratified better",
+        "near ties",
+        at_strat,
+        at_vanilla,
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def claim_verdict(tally: WinTally) -> tuple[str, str]:
+    """Judge a claim that stratifying does better from how often it won.
+
+    For a paper that reports a direction (stratifying lowers an error) but no number,
+    CONVENTIONS rule 17's verdict is read off :attr:`WinTally.outcome`: the claim
+    reproduces when stratifying wins most comparisons, and differs otherwise.
+
+    Args:
+        tally: The wins of stratifying (:func:`win_tally`).
+
+    Returns:
+        The verdict (one of :data:`VERDICTS`) and a note saying why.
+
+    Raises:
+        TypeError: If ``tally`` is not a :class:`WinTally`.
+
+    >>> claim_verdict(WinTally(wins=1, total=6, ties=1, tied_losses=1))
+    ('differs', 'better in fewer than half, even if every near tie went its way')
+    """
+    if not isinstance(tally, WinTally):
+        raise TypeError(f"tally must be a WinTally, got {type(tally).__name__}.")
+    return {
+        "none": ("not comparable", "no comparison computed yet"),
+        "loses": (
+            "differs",
+            "better in fewer than half, even if every near tie went its way",
+        ),
+        "loses within ties": (
+            "differs",
+            "better in fewer than half, but the near ties could change that",
+        ),
+        "half": ("differs", "better in exactly half: neither confirmed nor refuted"),
+        "wins": ("reproduces", "better in most comparisons"),
+    }[tally.outcome]
+
+
+def claim_table(claims: Mapping[str, WinTally]) -> pd.DataFrame:
+    """Tabulate the paper's claims that stratifying does better against our wins.
+
+    Args:
+        claims: From each claim, as the paper makes it (with its figure), to the wins
+            of stratifying in our comparisons that test it (:func:`win_tally`).
+
+    Returns:
+        One row per claim, with the columns ``the paper``, ``ours: stratified better``
+        (``"5 of 54"``), ``near ties``, ``verdict`` and ``note``
+        (:func:`claim_verdict`).
+
+    Raises:
+        TypeError: If ``claims`` is not a mapping or a value is not a WinTally.
+        ValueError: If there are no claims.
+
+    >>> t = claim_table({"Figure 5: lower error": WinTally(5, 6, 0, 0)})
+    >>> list(t.to_dict("records")[0].values())[:4]
+    ['Figure 5: lower error', '5 of 6', 0, 'reproduces']
+    """
+    if not isinstance(claims, Mapping):
+        raise TypeError(
+            f"claims must be a mapping of claims to WinTally, got "
+            f"{type(claims).__name__}."
+        )
+    if not claims:
+        raise ValueError("no claims: give at least one claim and its tally.")
+    rows = []
+    for claim, tally in claims.items():
+        verdict, note = claim_verdict(tally)
+        rows.append(
+            {
+                "the paper": claim,
+                "ours: stratified better": str(tally),
+                "near ties": tally.ties,
+                "verdict": verdict,
+                "note": note,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------- one method against another

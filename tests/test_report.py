@@ -362,6 +362,102 @@ def test_strata_wins_text():
     assert math.isclose(c.loc[("NY", "AIM", 1.0), "strat"], 0.35)
 
 
+def test_strata_wins_table_matches_the_text_and_keeps_the_order():
+    c = report.compare_strata(RUNS, "RAC1P")
+    sex = report.compare_strata(RUNS.assign(strata="vanilla"), "SEX")  # no SEX runs
+    table = report.strata_wins_table(
+        {"race strata": c, "sex strata": sex}, ["MST", "GEM", "AIM"]
+    )
+    assert list(table.columns) == [
+        "strata",
+        "synthesizer",
+        "stratified better",
+        "near ties",
+        "stratified, ε = 1",
+        "no strata, ε = 1",
+    ]
+    # The numbers of strata_wins_text; GEM (absent) and the empty frame give no row.
+    assert table.to_dict("records") == [
+        {
+            "strata": "race strata",
+            "synthesizer": "MST",
+            "stratified better": "1 of 2 ε",
+            "near ties": 1,
+            "stratified, ε = 1": "0.600",
+            "no strata, ε = 1": "1.10",
+        },
+        {
+            "strata": "race strata",
+            "synthesizer": "AIM",
+            "stratified better": "0 of 1 ε",
+            "near ties": 0,
+            "stratified, ε = 1": "0.350",
+            "no strata, ε = 1": "0.200",
+        },
+    ]
+    # One frame: no label column; an ε without both variants is an en dash.
+    at_ten = report.strata_wins_table(c, ["AIM", "MST"], at_epsilon=10)
+    assert list(at_ten.columns)[:1] == ["synthesizer"]
+    assert at_ten["stratified, ε = 10"].tolist() == ["–", "0.600"]
+    assert report.strata_wins_table(c.iloc[:0], ["MST"]).empty
+
+
+def test_strata_wins_table_refuses_bad_input():
+    c = report.compare_strata(RUNS, "RAC1P")
+    two = pd.concat([c, c.rename(index={"NY": "NM"}, level="dataset")])
+    with pytest.raises(ValueError, match="several data sets"):
+        report.strata_wins_table({"race": two}, ["MST"])
+    with pytest.raises(ValueError, match="compare_strata"):
+        report.strata_wins_table({"race": RUNS}, ["MST"])
+    with pytest.raises(TypeError, match="mapping"):
+        report.strata_wins_table([c], ["MST"])
+
+
+@pytest.mark.parametrize(
+    ("tally", "verdict"),
+    [
+        (report.WinTally(wins=0, total=0, ties=0, tied_losses=0), "not comparable"),
+        (report.WinTally(wins=1, total=5, ties=1, tied_losses=1), "differs"),
+        (report.WinTally(wins=2, total=5, ties=1, tied_losses=1), "differs"),
+        (report.WinTally(wins=2, total=4, ties=0, tied_losses=0), "differs"),
+        (report.WinTally(wins=3, total=5, ties=2, tied_losses=0), "reproduces"),
+    ],
+)
+def test_claim_verdict_follows_the_outcome(tally, verdict):
+    found, note = report.claim_verdict(tally)
+    assert found == verdict
+    assert found in report.VERDICTS
+    assert note  # every verdict says why
+
+
+def test_claim_table():
+    table = report.claim_table(
+        {
+            "lower error, sex": report.WinTally(wins=1, total=6, ties=2, tied_losses=1),
+            "lower error, race": report.WinTally(
+                wins=5, total=6, ties=0, tied_losses=0
+            ),
+        }
+    )
+    assert table.columns.tolist() == [
+        "the paper",
+        "ours: stratified better",
+        "near ties",
+        "verdict",
+        "note",
+    ]
+    assert table["ours: stratified better"].tolist() == ["1 of 6", "5 of 6"]
+    # 1 win and 1 tied loss of 6: under half even if the tied loss were a win.
+    assert table["verdict"].tolist() == ["differs", "reproduces"]
+    assert "near ties could change" not in table.loc[0, "note"]
+    with pytest.raises(ValueError, match="no claims"):
+        report.claim_table({})
+    with pytest.raises(TypeError, match="WinTally"):
+        report.claim_table({"a claim": (1, 6)})
+    with pytest.raises(TypeError, match="mapping"):
+        report.claim_table([("a claim", report.WinTally(1, 2, 0, 0))])
+
+
 # --------------------------------------------------------------------------- better_at
 
 
