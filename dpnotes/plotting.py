@@ -176,7 +176,7 @@ def _texts(fig: plt.Figure):
 def smallest_font_px(fig: plt.Figure, *, page_width_px: float = PAGE_WIDTH_PX) -> float:
     """Return the size in rendered CSS pixels of the smallest text in ``fig``.
 
-    The book shows a figure's PNG (:data:`PNG_DPI`) at the width of the text column,
+    The book shows a figure's PNG (``PNG_DPI``) at the width of the text column,
     or at its own width if that is smaller, so a font of ``s`` points is drawn at
     ``s * shown / (72 * width)`` pixels, with ``width`` the saved figure's width in
     inches and ``shown = min(page_width_px, PNG_DPI * width)``.

@@ -64,9 +64,9 @@ __all__ = [
 #: Names accepted by :func:`load_grouped_split`.
 DPSGD_DATASETS: tuple[str, ...] = ("mnist", "adult", "dutch")
 
-#: The digit the paper makes the minority of unbalanced MNIST, and how many of its
-#: training images it keeps.
+#: The digit the paper makes the minority of unbalanced MNIST.
 MNIST_MINORITY_CLASS: int = 8
+#: How many of the minority digit's training images unbalanced MNIST keeps.
 MNIST_MINORITY_SIZE: int = 500
 
 #: The declared domain of each categorical Adult attribute, in the order of the UCI

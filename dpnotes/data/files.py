@@ -51,7 +51,9 @@ __all__ = [
     "verify_sha256",
 ]
 
+#: The environment variable that names the data root (see :func:`data_root`).
 ENV_DATA_DIR = "DPNOTES_DATA_DIR"
+#: The environment variable that, set to ``1`` or ``true``, forbids downloads.
 ENV_OFFLINE = "DPNOTES_OFFLINE"
 
 #: Seconds to wait for a server before giving up on a download.

@@ -291,7 +291,7 @@ def load_dutch(root: str | os.PathLike[str] | None = None) -> pd.DataFrame:
 
     - ``sex``: ``1`` = male, ``2`` = female (the protected attribute in the DPSGD-F
       paper; the survey's CSV writes male/female).
-    - ``age``: age class code ``1``..``17``.
+    - ``age``: age class code ``1`` to ``17``.
     - ``household_position``, ``household_size``, ``prev_residence_place``,
       ``citizenship``, ``country_birth``, ``edu_level``, ``economic_status``,
       ``cur_eco_activity``, ``marital_status``: census codes (``Marital_status`` in

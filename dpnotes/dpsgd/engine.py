@@ -73,6 +73,7 @@ __all__ = [
     "cross_entropy_per_sample",
 ]
 
+#: How :class:`PerSampleClipper` computes per-sample gradients and their norms.
 Backend = Literal["ghost", "functorch"]
 LossFn = Callable[[Tensor, Tensor], Tensor]
 

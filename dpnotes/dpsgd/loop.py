@@ -1,6 +1,6 @@
 """Training with SGD, DPSGD, Naive or DPSGD-F: one loop around the rules.
 
-:func:`train` checks its arguments once (:func:`_check_arguments`), plans the number of
+:func:`train` checks its arguments once (``_check_arguments``), plans the number of
 steps (a ``target_epsilon`` stops a run early:
 :func:`dpnotes.accounting.max_steps_within`),
 then runs epochs of steps. Each step draws a batch, computes per-sample gradients (the
@@ -61,6 +61,7 @@ __all__ = [
 ]
 
 Method = Literal["sgd", "dpsgd", "naive", "dpsgd_f"]
+#: The methods :func:`train` runs: non-private SGD and the private methods.
 METHODS: tuple[str, ...] = ("sgd", *PRIVATE_METHODS)
 _LR_SCHEDULES = ("1/sqrt(T)", "1/sqrt(t)")
 

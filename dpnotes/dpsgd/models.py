@@ -149,7 +149,7 @@ class LogisticRegression(nn.Module):
     one logit and a sigmoid so that one trainer and one loss serve MNIST and the
     census data alike. Softmax over two logits is the logistic model in the
     difference of the logits; the redundant half of the parameters is pinned down by
-    the L2 penalty :attr:`weight_decay`, which the trainer applies.
+    the L2 penalty ``weight_decay``, which the trainer applies.
 
     Args:
         n_features: Number of input features ``d``; inputs have shape ``(b, d)``.

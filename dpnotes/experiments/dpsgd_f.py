@@ -80,6 +80,7 @@ __all__ = [
     "train_and_evaluate",
 ]
 
+#: The methods of the paper's tables and figures, in their order.
 METHODS: tuple[str, ...] = ("sgd", "dpsgd", "naive", "dpsgd_f")
 _DATASETS: tuple[str, ...] = ("mnist", "adult", "dutch")
 
@@ -300,7 +301,7 @@ def train_and_evaluate(
 
     The test accuracy is measured after every epoch (evaluation on held-out data;
     it does not touch the training), and the run goes through the run cache
-    (``cache``, key :func:`run_key`): the
+    (``cache``, key ``run_key(...)``): the
     DPSGD run of Table 1 is also Table 3's ``C = 1`` row and a run of both sweeps of
     Figure 3, and is trained once. ``every_epoch=False`` keeps the last epoch's
     accuracy only; the rows are those of a run that evaluated at the end alone.

@@ -43,6 +43,7 @@ __all__ = ["STRATIFICATIONS", "SYNTHESIZERS", "make_synthesizer"]
 
 #: Stratifications of the paper (and the groupings every method is evaluated on).
 STRATIFICATIONS: tuple[str, ...] = ("vanilla", *GROUPINGS)
+#: The synthesizers the experiments run (:func:`make_synthesizer` makes each).
 SYNTHESIZERS: tuple[str, ...] = ("MST", "AIM", "GEM")
 
 

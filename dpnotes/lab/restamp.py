@@ -88,6 +88,7 @@ class CellCheck:
 
     @property
     def equal(self) -> bool:
+        """Whether the recomputed cell equals the stored rows (no differences)."""
         return not self.differences
 
 
@@ -107,6 +108,7 @@ class RestampReport:
 
     @property
     def equal(self) -> bool:
+        """Whether every checked cell equals the stored rows."""
         return all(c.equal for c in self.checks)
 
     def summary(self) -> str:

@@ -17,7 +17,7 @@ each file through a temporary file and :func:`os.replace`; so a run interrupted 
 point leaves either the previous trusted result or nothing trusted, never a
 half-written table that a later build would use.
 
-A table whose CSV text exceeds :data:`COMPRESS_ABOVE` bytes is stored gzip-compressed
+A table whose CSV text exceeds ``COMPRESS_ABOVE`` bytes is stored gzip-compressed
 as ``results.csv.gz`` (per-epoch, per-group training logs run to megabytes and
 compress about sixfold). ``meta.json`` names the file in ``"table"``, and the sha256
 is always that of the uncompressed CSV text, so it does not depend on the zlib
@@ -136,6 +136,7 @@ class StoredResult:
 
     @property
     def config_hash(self) -> str:
+        """The hash of the configuration that computed the table (``""`` if absent)."""
         return str(self.meta.get("config_hash", ""))
 
     @property
@@ -145,6 +146,7 @@ class StoredResult:
 
     @property
     def datasets(self) -> list[str]:
+        """The names of the data sets the table comes from (else "synthetic data")."""
         return [d["name"] for d in self.meta.get("datasets", [])] or ["synthetic data"]
 
     @property

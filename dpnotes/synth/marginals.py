@@ -28,6 +28,7 @@ __all__ = [
     "workload_errors_by_group",
 ]
 
+#: A set of attributes, as a tuple of their names: the support of one marginal.
 Clique = tuple[str, ...]
 
 

@@ -109,6 +109,7 @@ class ScaledQuery:
         return factor.datavector() * jax.numpy.asarray(self.weights)
 
     def op_norm_sq(self) -> float:
+        """Return ``max(w**2)``, the squared operator norm mbi asks a query for."""
         return float(max(w * w for w in self.weights))
 
 
