@@ -167,7 +167,12 @@ def _texts(fig: plt.Figure):
     from matplotlib.text import Text
 
     for text in fig.findobj(Text):
-        if text.get_visible() and text.get_text().strip() and text.figure is fig:
+        if (
+            text.get_visible()
+            and text.get_text().strip()
+            # Text in a subfigure belongs to it; its root is the figure.
+            and text.get_figure(root=True) is fig
+        ):
             axes = text.axes
             if axes is None or axes.get_visible():
                 yield text

@@ -351,7 +351,10 @@ class Converter:
                 keep += rows[first - 1 : last]
             source = "\n".join(keep)
         language = options.get("language", "python")
-        return f"```{language}\n{source.rstrip()}\n```"
+        caption = (
+            f"*{self.roles(options['caption'])}*\n\n" if "caption" in options else ""
+        )
+        return f"{caption}```{language}\n{source.rstrip()}\n```"
 
     def directive(self, name: str, argument: str, body: list[str]) -> str:
         """Plain Markdown for one directive, its body converted recursively."""

@@ -172,3 +172,12 @@ def test_style_is_legible_at_every_figsize(style, size):
     smallest = plotting.smallest_font_px(fig)
     plt.close(fig)
     assert smallest >= plotting.MIN_FONT_PX, (size, smallest)
+
+
+def test_text_in_subfigures_is_measured():
+    fig = plt.figure(figsize=plotting.FIGSIZE["wide"])
+    left, _right = fig.subfigures(1, 2)
+    ax = left.subplots()
+    ax.set_title("tiny", fontsize=4)
+    assert plotting.smallest_font_px(fig) < plotting.MIN_FONT_PX
+    plt.close(fig)
