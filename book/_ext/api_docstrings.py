@@ -13,8 +13,8 @@ defines. A function, class, method or property among them without a docstring of
 own is a Sphinx warning that names it and points at its source line, so that
 ``jupyter-book build -W`` fails::
 
-    dpnotes/metrics.py:42: WARNING: function dpnotes.metrics.parity_error has no
-    docstring; the API reference documents it (write one) [api_docstrings.missing]
+    dpnotes/rng.py:73: WARNING: function dpnotes.rng.spawn_seeds has no docstring;
+    the API reference documents it (write one)
 
 Autodoc alone would not fail: it silently leaves out an undocumented member. A method
 that inherits the docstring of the method it overrides counts as documented (autodoc
