@@ -186,3 +186,16 @@ def test_docstring_references_are_in_the_bibliography():
     assert used <= keys, (
         f"docstrings cite keys missing from references.bib: {sorted(used - keys)}"
     )
+
+
+@pytest.mark.parametrize("md", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_figure_is_shown_once_in_the_book(md: Path):
+    # glue_figure shows the figure as its cell's output (for Jupyter and Colab) and
+    # glues it for a captioned {glue:figure}; the book must not show the output too.
+    for cell in jupytext.read(md).cells:
+        if cell.cell_type == "code" and "glue_figure(" in cell.source:
+            tags = set(cell.metadata.get("tags", []))
+            assert tags & {"remove-cell", "remove-output"}, (
+                f"{md.name}: a cell that calls glue_figure needs the remove-output "
+                f"(or remove-cell) tag: {cell.source[:80]!r}"
+            )
