@@ -498,9 +498,9 @@ def _pyobject(source: str, name: str) -> str:
         nodes.append(found)
     node = nodes[-1]
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])  # type: ignore[attr-defined]
+    # Indented as in the file, as Sphinx shows it (``:dedent:`` removes it).
     rows = source.splitlines()[first - 1 : node.end_lineno]  # type: ignore[attr-defined]
-    indent = min(len(r) - len(r.lstrip()) for r in rows if r.strip())
-    return "\n".join(r[indent:] for r in rows)
+    return "\n".join(rows)
 
 
 # ------------------------------------------------------------------------ notebooks

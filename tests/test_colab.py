@@ -151,7 +151,9 @@ def test_listings_include_the_object_or_lines(tmp_path):
         "    def g(self):\n        return 2\n"
     )
     c = _converter(tmp_path)
-    out = c.markdown("```{literalinclude} ../../mod.py\n:pyobject: A.g\n```")
+    out = c.markdown(
+        "```{literalinclude} ../../mod.py\n:pyobject: A.g\n:dedent: 4\n```"
+    )
     assert out == "```python\ndef g(self):\n    return 2\n```"
     out = c.markdown("```{literalinclude} ../../mod.py\n:lines: 1,4-5\n```")
     assert out == "```python\nimport os\nclass A:\n    def f(self):\n```"
