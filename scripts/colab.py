@@ -662,8 +662,8 @@ def check(root: Path, build: Path | None) -> list[str]:
                     f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(stale.items())[:3]
                 )
                 problems.append(
-                    f"warning: {rel}: {len(stale)} number(s) differ from the book build "
-                    f"({first}): run `make sync`"
+                    f"warning: {rel}: {len(stale)} number(s) differ from the book "
+                    f"build ({first}): run `make sync`"
                 )
     return problems
 
