@@ -673,6 +673,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["sync", "check"])
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument(
+        "--strict", action="store_true", help="numbers that differ from the build fail"
+    )
+    parser.add_argument(
         "--build", type=Path, default=None, help="the book build folder"
     )
     args = parser.parse_args(argv)
