@@ -24,7 +24,7 @@ Subpackages and modules:
   checks.
 """
 
-#: The release, in one place: pyproject.toml reads it; CITATION.cff, CHANGELOG.md and the
-#: README cite it (tests/test_release.py checks they agree).
+#: The release, in one place: pyproject.toml reads it; CITATION.cff, CHANGELOG.md and
+#: the README cite it (tests/test_release.py checks they agree).
 __version__ = "0.2.0"
 __all__ = ["__version__"]
