@@ -200,35 +200,54 @@ def smallest_font_px(fig: plt.Figure, *, page_width_px: float = PAGE_WIDTH_PX) -
     return min(sizes) * shown / (72.0 * width)
 
 
-def colliding_ticks(fig: plt.Figure) -> list[str]:
-    """Return the tick labels of ``fig`` that overlap a neighbouring one on their axis.
+def _overlap(a, b, gap: float) -> bool:
+    """Whether boxes ``a`` and ``b``, each grown by ``gap`` pixels, overlap."""
+    return (
+        a.x1 + gap > b.x0
+        and b.x1 + gap > a.x0
+        and a.y1 + gap > b.y0
+        and b.y1 + gap > a.y0
+    )
 
-    Each entry reads ``"axes N, x: '0.5' and '1'"``. Labels are compared as drawn, by
-    their bounding boxes in display coordinates.
+
+#: Tick labels of different panels closer than this many display pixels read as one.
+PANEL_GAP_PX = 4.0
+
+
+def colliding_ticks(fig: plt.Figure) -> list[str]:
+    """Return the tick labels of ``fig`` that collide with another tick label.
+
+    Labels of one axis collide when they overlap (touching is allowed); labels of
+    different panels when they come within :data:`PANEL_GAP_PX` pixels, where the
+    last tick of one panel would read as part of the first of the next. Each entry
+    reads ``"axes N, x: '0.5' and '1'"``; labels are compared as drawn, by their
+    bounding boxes in display coordinates.
     """
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     found = []
+    labelled = []  # (axes number, axis name, text, box) of every visible tick label
     for number, ax in enumerate(fig.axes):
         if not ax.get_visible():
             continue
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
-            labels = [
-                t
+            boxes = [
+                (t.get_text(), t.get_window_extent(renderer))
                 for t in axis.get_ticklabels()
                 if t.get_visible() and t.get_text().strip()
             ]
-            boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in labels]
+            labelled += [(number, name, text, box) for text, box in boxes]
             key = (lambda b: b[1].x0) if name == "x" else (lambda b: b[1].y0)
             boxes.sort(key=key)
             for (text_a, a), (text_b, b) in itertools.pairwise(boxes):
                 # Boxes are shrunk by half a pixel: touching is not colliding.
-                if (
-                    a.x1 - 0.5 > b.x0
-                    and b.x1 - 0.5 > a.x0
-                    and (a.y1 - 0.5 > b.y0 and b.y1 - 0.5 > a.y0)
-                ):
+                if _overlap(a, b, -0.5):
                     found.append(f"axes {number}, {name}: {text_a!r} and {text_b!r}")
+    for (n_a, axis_a, text_a, a), (n_b, _, text_b, b) in itertools.combinations(
+        labelled, 2
+    ):
+        if n_a != n_b and _overlap(a, b, PANEL_GAP_PX):
+            found.append(f"axes {n_a} and {n_b}, {axis_a}: {text_a!r} and {text_b!r}")
     return found
 
 

@@ -181,3 +181,19 @@ def test_text_in_subfigures_is_measured():
     ax.set_title("tiny", fontsize=4)
     assert plotting.smallest_font_px(fig) < plotting.MIN_FONT_PX
     plt.close(fig)
+
+
+def test_tick_labels_of_neighbouring_panels_that_touch_collide():
+    plotting.set_style()
+    fig, axes = plt.subplots(1, 3, figsize=(4.5, 2), sharey=True)
+    fig.get_layout_engine().set(wspace=0, w_pad=0)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlim(1e-2, 1e1)
+        ax.set_xticks([1e-2, 1e1], ["0.01", "10"])
+    assert any(
+        " and " in c and "axes 0 and 1" in c for c in plotting.colliding_ticks(fig)
+    )
+    fig.get_layout_engine().set(wspace=0.3)
+    assert not plotting.colliding_ticks(fig)
+    plt.close(fig)
