@@ -210,6 +210,19 @@ def _overlap(a, b, gap: float) -> bool:
     )
 
 
+def _drawn_ticklabels(axis):
+    """The non-empty tick labels ``axis`` draws: major and minor, inside its limits."""
+    low, high = sorted(axis.get_view_interval())
+    span = (high - low) * 1e-9
+    for minor in (False, True):
+        locations = axis.get_ticklocs(minor=minor)
+        labels = axis.get_ticklabels(minor=minor)
+        for location, label in zip(locations, labels, strict=False):
+            inside = low - span <= location <= high + span
+            if inside and label.get_visible() and label.get_text().strip():
+                yield label
+
+
 #: Tick labels of different panels closer than this many display pixels read as one.
 PANEL_GAP_PX = 4.0
 
@@ -233,8 +246,7 @@ def colliding_ticks(fig: plt.Figure) -> list[str]:
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             boxes = [
                 (t.get_text(), t.get_window_extent(renderer))
-                for t in axis.get_ticklabels()
-                if t.get_visible() and t.get_text().strip()
+                for t in _drawn_ticklabels(axis)
             ]
             labelled += [(number, name, text, box) for text, box in boxes]
             key = (lambda b: b[1].x0) if name == "x" else (lambda b: b[1].y0)
