@@ -484,7 +484,8 @@ def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataF
     Returns:
         A DataFrame with the columns quantity, paper, ours (mean ± sd), seeds,
         difference (ours minus paper), verdict and note, one row per comparison; render
-        it with :func:`markdown_table`.
+        it with :func:`markdown_table`. The note column is left out when no row has a
+        note, so that a rendered table carries no empty column.
 
     Raises:
         TypeError: If a row is neither a Comparison nor a mapping, or has a wrong type.
@@ -494,13 +495,18 @@ def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataF
     ...                     "tolerance": 0.01}])
     >>> t.loc[0, ["paper", "ours (mean ± sd)", "difference", "verdict"]].tolist()
     ['6.55', '6.551', '+0.001', 'reproduces']
+    >>> "note" in t.columns
+    False
     """
     if isinstance(rows, Mapping | Comparison):
         rows = [rows]
     table = [_as_comparison(r).row() for r in rows]
     if not table:
         raise ValueError("no rows: give at least one comparison.")
-    return pd.DataFrame(table)
+    frame = pd.DataFrame(table)
+    if not frame["note"].str.strip().astype(bool).any():
+        frame = frame.drop(columns="note")
+    return frame
 
 
 # ----------------------------------------------------- stratified against unstratified

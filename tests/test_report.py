@@ -215,6 +215,21 @@ def test_verdict_table_renders_the_columns():
     assert "| accuracy, Adult | 0.8 | 0.764 ±\u00a00.003 | 3 | -0.036 | differs |" in md
 
 
+def test_verdict_table_leaves_out_an_empty_note_column():
+    rows = [
+        report.Comparison("ε, MNIST", 6.55, 6.5512, tolerance=0.01),
+        report.Comparison("ε, Adult", 3.1, 3.12, tolerance=0.05, note=" "),
+    ]
+    table = report.verdict_table(rows)
+    assert "note" not in table.columns
+    assert table.columns[-1] == "verdict"
+    assert "note" not in report.markdown_table(table).splitlines()[0]
+    # One note is enough to keep the column, with the empty cells of the other rows.
+    rows.append(report.Comparison("ε, Dutch", 2.66, 3.0, tolerance=0.05, note="why"))
+    table = report.verdict_table(rows)
+    assert table["note"].tolist() == ["", " ", "why"]
+
+
 @pytest.mark.parametrize(
     ("row", "error", "match"),
     [
