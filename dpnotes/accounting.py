@@ -102,8 +102,9 @@ def epsilon_to_rho(epsilon: float) -> float:
     References:
         bun2016concentrated, Proposition 1.4.
 
-    >>> epsilon_to_rho(1.0)
-    0.5
+    Examples:
+        >>> epsilon_to_rho(1.0)
+        0.5
     """
     epsilon = check_epsilon(epsilon)
     return 0.5 * epsilon * epsilon
@@ -158,8 +159,10 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
         canonne2020discrete, Proposition 12 and Corollary 13; bun2016concentrated,
         Proposition 1.3.
 
-    >>> round(rho_to_epsilon(0.5, 1e-6), 4) < round(0.5 + 2 * (0.5 * 13.8155) ** 0.5, 4)
-    True
+    Examples:
+        >>> bound = round(0.5 + 2 * (0.5 * 13.8155) ** 0.5, 4)
+        >>> round(rho_to_epsilon(0.5, 1e-6), 4) < bound
+        True
     """
     rho = check_rho(rho)
     delta = check_delta(delta)
@@ -207,9 +210,10 @@ def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
     References:
         canonne2020discrete, Corollary 13.
 
-    >>> rho = epsilon_delta_to_rho(1.0, 1e-6)
-    >>> rho_to_epsilon(rho, 1e-6) <= 1.0
-    True
+    Examples:
+        >>> rho = epsilon_delta_to_rho(1.0, 1e-6)
+        >>> rho_to_epsilon(rho, 1e-6) <= 1.0
+        True
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -251,8 +255,9 @@ def gaussian_rho(sensitivity: float, sigma: float) -> float:
     References:
         bun2016concentrated, Proposition 1.6.
 
-    >>> gaussian_rho(1.0, 1.0)
-    0.5
+    Examples:
+        >>> gaussian_rho(1.0, 1.0)
+        0.5
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
@@ -279,8 +284,9 @@ def gaussian_sigma_for_rho(*, sensitivity: float, rho: float) -> float:
     References:
         bun2016concentrated, Proposition 1.6.
 
-    >>> gaussian_sigma_for_rho(sensitivity=1.0, rho=0.5)
-    1.0
+    Examples:
+        >>> gaussian_sigma_for_rho(sensitivity=1.0, rho=0.5)
+        1.0
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     rho = check_rho(rho)
@@ -325,8 +331,9 @@ def analytic_gaussian_delta(
     References:
         balle2018improving, Theorem 8.
 
-    >>> round(analytic_gaussian_delta(epsilon=1.0, sensitivity=1.0, sigma=1.0), 4)
-    0.1269
+    Examples:
+        >>> round(analytic_gaussian_delta(epsilon=1.0, sensitivity=1.0, sigma=1.0), 4)
+        0.1269
     """
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
@@ -364,9 +371,10 @@ def analytic_gaussian_sigma(
     References:
         balle2018improving, Theorem 8 and Algorithm 1.
 
-    >>> s = analytic_gaussian_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)
-    >>> round(s, 3)
-    3.731
+    Examples:
+        >>> s = analytic_gaussian_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+        >>> round(s, 3)
+        3.731
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -460,8 +468,9 @@ def compose_sequential_pure(epsilons: Iterable[float]) -> float:
     References:
         dwork2014algorithmic, Theorem 3.16.
 
-    >>> compose_sequential_pure([0.5, 0.25, 0.25])
-    1.0
+    Examples:
+        >>> compose_sequential_pure([0.5, 0.25, 0.25])
+        1.0
     """
     return math.fsum(_nonnegative_list(epsilons, "epsilons"))
 
@@ -485,8 +494,9 @@ def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
     References:
         bun2016concentrated, Lemma 1.7.
 
-    >>> compose_sequential_zcdp([0.125, 0.25])
-    0.375
+    Examples:
+        >>> compose_sequential_zcdp([0.125, 0.25])
+        0.375
     """
     return math.fsum(_nonnegative_list(rhos, "rhos"))
 
@@ -513,8 +523,9 @@ def compose_sequential_approx(
     References:
         dwork2014algorithmic, Theorem 3.16.
 
-    >>> compose_sequential_approx([(0.5, 1e-6), (0.5, 1e-6)])
-    ApproxBudget(epsilon=1.0, delta=2e-06)
+    Examples:
+        >>> compose_sequential_approx([(0.5, 1e-6), (0.5, 1e-6)])
+        ApproxBudget(epsilon=1.0, delta=2e-06)
     """
     items = _approx_list(budgets)
     eps = math.fsum(b.epsilon for b in items)
@@ -573,10 +584,11 @@ def compose_parallel(
     References:
         mcsherry2009privacy, Theorem 4 (parallel composition).
 
-    >>> compose_parallel([0.5, 1.0, 0.25])
-    1.0
-    >>> compose_parallel([(1.0, 1e-6), (0.5, 1e-5)])
-    ApproxBudget(epsilon=1.0, delta=1e-05)
+    Examples:
+        >>> compose_parallel([0.5, 1.0, 0.25])
+        1.0
+        >>> compose_parallel([(1.0, 1e-6), (0.5, 1e-5)])
+        ApproxBudget(epsilon=1.0, delta=1e-05)
     """
     items = list(budgets)
     if not items:
@@ -622,8 +634,9 @@ def joint_noise_multiplier(noise_multipliers: float | Sequence[float]) -> float:
         andrew2021differentially (section 3, the joint multiplier of the clipped
         count and the gradient).
 
-    >>> round(joint_noise_multiplier([0.8, 8.0]), 4)
-    0.796
+    Examples:
+        >>> round(joint_noise_multiplier([0.8, 8.0]), 4)
+        0.796
     """
     sigmas = _noise_multiplier_list(noise_multipliers)
     return float(math.fsum(s**-2 for s in sigmas) ** -0.5)
@@ -700,9 +713,10 @@ def rdp_epsilon(
         mironov2017renyi; mironov2019sampled; abadi2016deep;
         andrew2021differentially.
 
-    >>> round(rdp_epsilon(sample_rate=0.01, noise_multipliers=1.0, steps=1000,
-    ...                   delta=1e-5), 2) > 0
-    True
+    Examples:
+        >>> round(rdp_epsilon(sample_rate=0.01, noise_multipliers=1.0, steps=1000,
+        ...                   delta=1e-5), 2) > 0
+        True
     """
     from opacus.accountants import RDPAccountant
     from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
@@ -754,8 +768,9 @@ def classic_rdp_conversion(
     References:
         mironov2017renyi (Prop. 3).
 
-    >>> round(classic_rdp_conversion([0.5, 1.0], [2.0, 5.0], delta=1e-5), 4)
-    3.8782
+    Examples:
+        >>> round(classic_rdp_conversion([0.5, 1.0], [2.0, 5.0], delta=1e-5), 4)
+        3.8782
     """
     delta = check_delta(delta)
     r = np.asarray(rdp, dtype=float)
@@ -804,12 +819,13 @@ def subsampled_gaussian_epsilon(
     References:
         mironov2017renyi (Prop. 3); mironov2019sampled; balle2020hypothesis.
 
-    >>> a = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
-    ...                                 steps=100, delta=1e-5)
-    >>> b = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
-    ...                                 steps=100, delta=1e-5, conversion="classic")
-    >>> 0 < a <= b
-    True
+    Examples:
+        >>> a = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
+        ...                                 steps=100, delta=1e-5)
+        >>> b = subsampled_gaussian_epsilon(sample_rate=0.01, noise_multipliers=1.0,
+        ...                                 steps=100, delta=1e-5, conversion="classic")
+        >>> 0 < a <= b
+        True
     """
     if conversion not in ("improved", "classic"):
         raise ValueError(
@@ -892,9 +908,10 @@ def max_steps_within(
     References:
         mironov2019sampled; yousefpour2021opacus.
 
-    >>> max_steps_within(1.0, sample_rate=0.01, noise_multipliers=[1.0, 10.0],
-    ...                  delta=1e-5, limit=10)
-    2
+    Examples:
+        >>> max_steps_within(1.0, sample_rate=0.01, noise_multipliers=[1.0, 10.0],
+        ...                  delta=1e-5, limit=10)
+        2
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     limit = check_int(limit, "limit", minimum=1)
@@ -957,11 +974,12 @@ class ZCDPAccountant:
         Sequential zCDP composition (bun2016concentrated, Lemma 1.7): if every spend is
         recorded, the whole computation is ``spent``-zCDP.
 
-    >>> acc = ZCDPAccountant(rho=1.0)
-    >>> acc.spend(0.25, "1-way marginals")
-    Spend(rho=0.25, label='1-way marginals')
-    >>> acc.remaining
-    0.75
+    Examples:
+        >>> acc = ZCDPAccountant(rho=1.0)
+        >>> acc.spend(0.25, "1-way marginals")
+        Spend(rho=0.25, label='1-way marginals')
+        >>> acc.remaining
+        0.75
     """
 
     def __init__(

@@ -123,8 +123,9 @@ def clopper_pearson(
     References:
         clopper1934use.
 
-    >>> round(clopper_pearson(0, 100, confidence=0.95, side="upper"), 4)
-    0.0295
+    Examples:
+        >>> round(clopper_pearson(0, 100, confidence=0.95, side="upper"), 4)
+        0.0295
     """
     n = check_int(n, "n", minimum=1)
     confidence = check_probability(confidence, "confidence")
@@ -324,12 +325,13 @@ def audit_epsilon(
     References:
         jagielski2020auditing; nasr2021adversary; tramer2022debugging.
 
-    >>> def rr(bit, trials, rng):  # randomized response with epsilon = log(3)
-    ...     keep = rng.random(trials) < 0.75
-    ...     return np.where(keep, bit, 1 - bit).astype(float)
-    >>> res = audit_epsilon(rr, 0, 1, trials=20000, rng=np.random.default_rng(0))
-    >>> 0.9 < res.epsilon_lower <= math.log(3)
-    True
+    Examples:
+        >>> def rr(bit, trials, rng):  # randomized response with epsilon = log(3)
+        ...     keep = rng.random(trials) < 0.75
+        ...     return np.where(keep, bit, 1 - bit).astype(float)
+        >>> res = audit_epsilon(rr, 0, 1, trials=20000, rng=np.random.default_rng(0))
+        >>> 0.9 < res.epsilon_lower <= math.log(3)
+        True
     """
     if not callable(mechanism):
         raise TypeError("mechanism must be callable as mechanism(data, trials, rng).")

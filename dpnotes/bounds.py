@@ -72,8 +72,9 @@ def worst_case_log_size_sum(k: int, n: float) -> float:
     References:
         rosenblatt2024stratification, Lemma 12.
 
-    >>> round(worst_case_log_size_sum(9, 19_000), 3)
-    68.895
+    Examples:
+        >>> round(worst_case_log_size_sum(9, 19_000), 3)
+        68.895
     """
     k, n = _check_k_n(k, n)
     return k * math.log(n / k)
@@ -134,8 +135,10 @@ def expected_log_size_sum(alpha: float, k: int, n: float) -> float:
     References:
         rosenblatt2024stratification, Theorem 9.
 
-    >>> round(expected_log_size_sum(1.0, 2, 100.0), 4)  # 2 (psi(1) - psi(2) + log 100)
-    7.2103
+    Examples:
+        >>> # 2 (psi(1) - psi(2) + log 100):
+        >>> round(expected_log_size_sum(1.0, 2, 100.0), 4)
+        7.2103
     """
     alpha = check_positive(alpha, "alpha")
     k = check_int(k, "k", minimum=1)
@@ -158,8 +161,9 @@ def laplace_tail_bound(
     References:
         rosenblatt2024stratification, Definition 5; dwork2014algorithmic, Fact 3.7.
 
-    >>> round(laplace_tail_bound(2.0, gamma=0.05), 4)
-    5.9915
+    Examples:
+        >>> round(laplace_tail_bound(2.0, gamma=0.05), 4)
+        5.9915
     """
     gamma = check_probability(gamma, "gamma")
     b = check_array(scale, "scale")
@@ -278,8 +282,9 @@ def fit_dirichlet_alpha(
         rosenblatt2024stratification, Section "Adaptive Private Mean Estimation";
         minka2000estimating.
 
-    >>> round(fit_dirichlet_alpha([0.7, 0.2, 0.1]), 3)
-    1.206
+    Examples:
+        >>> round(fit_dirichlet_alpha([0.7, 0.2, 0.1]), 3)
+        1.206
     """
     if method not in ("mle", "mc-moment", "mc-sorted"):
         raise ValueError(

@@ -63,8 +63,9 @@ def laplace_scale(*, sensitivity: float, epsilon: float) -> float:
     References:
         dwork2006calibrating; dwork2014algorithmic, Theorem 3.6.
 
-    >>> laplace_scale(sensitivity=2.0, epsilon=0.5)
-    4.0
+    Examples:
+        >>> laplace_scale(sensitivity=2.0, epsilon=0.5)
+        4.0
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)
@@ -101,9 +102,11 @@ def laplace_mechanism(
     References:
         dwork2006calibrating; dwork2014algorithmic, Theorem 3.6.
 
-    >>> rng = np.random.default_rng(0)
-    >>> abs(laplace_mechanism(3.0, sensitivity=1.0, epsilon=1e9, rng=rng) - 3.0) < 1e-6
-    True
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> y = laplace_mechanism(3.0, sensitivity=1.0, epsilon=1e9, rng=rng)
+        >>> abs(y - 3.0) < 1e-6
+        True
     """
     scale = laplace_scale(sensitivity=sensitivity, epsilon=epsilon)
     rng = check_rng(rng)
@@ -144,8 +147,9 @@ def gaussian_sigma(
     References:
         bun2016concentrated, Proposition 1.6; balle2018improving, Theorem 8.
 
-    >>> gaussian_sigma(sensitivity=1.0, rho=0.5)
-    1.0
+    Examples:
+        >>> gaussian_sigma(sensitivity=1.0, rho=0.5)
+        1.0
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     has_rho = rho is not None
@@ -212,9 +216,10 @@ def gaussian_mechanism(
         bun2016concentrated, Proposition 1.6; balle2018improving, Theorem 8 and
         Algorithm 1.
 
-    >>> rng = np.random.default_rng(0)
-    >>> gaussian_mechanism(np.zeros(3), sensitivity=1.0, rho=0.5, rng=rng).shape
-    (3,)
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> gaussian_mechanism(np.zeros(3), sensitivity=1.0, rho=0.5, rng=rng).shape
+        (3,)
     """
     sigma = gaussian_sigma(
         sensitivity=sensitivity, rho=rho, epsilon=epsilon, delta=delta
@@ -239,8 +244,9 @@ def clipped_mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
     Raises:
         ValueError: If the bounds are not finite with ``lower < upper``, or ``n < 1``.
 
-    >>> clipped_mean_sensitivity(lower=0.0, upper=1.0, n=4)
-    0.25
+    Examples:
+        >>> clipped_mean_sensitivity(lower=0.0, upper=1.0, n=4)
+        0.25
     """
     lo, hi = check_bounds(lower, upper)
     n = check_int(n, "n", minimum=1)
@@ -303,10 +309,11 @@ def laplace_mean(
     References:
         dwork2006calibrating; rosenblatt2024stratification.
 
-    >>> rng = np.random.default_rng(0)
-    >>> x = np.zeros((5, 10))  # 5 trials of 10 records
-    >>> laplace_mean(x, lower=0.0, upper=1.0, epsilon=1.0, rng=rng).shape
-    (5,)
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> x = np.zeros((5, 10))  # 5 trials of 10 records
+        >>> laplace_mean(x, lower=0.0, upper=1.0, epsilon=1.0, rng=rng).shape
+        (5,)
     """
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
@@ -348,9 +355,11 @@ def gaussian_mean(
     References:
         bun2016concentrated, Proposition 1.6.
 
-    >>> rng = np.random.default_rng(0)
-    >>> isinstance(gaussian_mean([0.2, 0.4], lower=0, upper=1, rho=0.5, rng=rng), float)
-    True
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> m = gaussian_mean([0.2, 0.4], lower=0, upper=1, rho=0.5, rng=rng)
+        >>> isinstance(m, float)
+        True
     """
     rho = check_rho(rho)
     rng = check_rng(rng)
@@ -379,8 +388,9 @@ def clipped_laplace_half_width(
     References:
         rosenblatt2024stratification, Eq. 1.
 
-    >>> round(clipped_laplace_half_width(100, R=1.0, gamma=0.1), 4)
-    3.6283
+    Examples:
+        >>> round(clipped_laplace_half_width(100, R=1.0, gamma=0.1), 4)
+        3.6283
     """
     R = check_positive(R, "R")
     gamma = check_probability(gamma, "gamma")
@@ -431,11 +441,12 @@ def clipped_laplace_mean(
     References:
         rosenblatt2024stratification, Eq. 1; dwork2006calibrating.
 
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.normal(0.5, 1.0, size=(3, 5_000))
-    >>> est = clipped_laplace_mean(x, R=2.0, gamma=0.1, epsilon=1.0, rng=rng)
-    >>> est.shape, bool(np.all(np.abs(est - 0.5) < 0.1))
-    ((3,), True)
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(0.5, 1.0, size=(3, 5_000))
+        >>> est = clipped_laplace_mean(x, R=2.0, gamma=0.1, epsilon=1.0, rng=rng)
+        >>> est.shape, bool(np.all(np.abs(est - 0.5) < 0.1))
+        ((3,), True)
     """
     R = check_positive(R, "R")
     gamma = check_probability(gamma, "gamma")
@@ -489,10 +500,11 @@ def exponential_mechanism(
         mcsherry2007mechanism; cesar2021bounding (bounded range, zCDP of
         ``epsilon**2 / 8``).
 
-    >>> rng = np.random.default_rng(0)
-    >>> int(exponential_mechanism(np.array([0.0, 1e6]), epsilon=1.0,
-    ...                           sensitivity=1.0, rng=rng))
-    1
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> int(exponential_mechanism(np.array([0.0, 1e6]), epsilon=1.0,
+        ...                           sensitivity=1.0, rng=rng))
+        1
     """
     scores = check_array(scores, "scores")
     if scores.ndim == 0:

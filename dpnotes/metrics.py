@@ -49,8 +49,9 @@ def relative_error(
     Raises:
         ValueError: If a true value is zero or a value is NaN/inf.
 
-    >>> float(relative_error(2.0, 2.5))
-    0.25
+    Examples:
+        >>> float(relative_error(2.0, 2.5))
+        0.25
     """
     t = _check_truth(true, "true")
     e = check_array(estimate, "estimate")
@@ -103,8 +104,9 @@ def parity_error(
     References:
         rosenblatt2024stratification, Definition 10.
 
-    >>> round(parity_error((2.0, [1.0, 4.0]), (2.2, [1.1, 4.0])), 6)  # .5 * .1 + .1
-    0.15
+    Examples:
+        >>> round(parity_error((2.0, [1.0, 4.0]), (2.2, [1.1, 4.0])), 6)  # .5 * .1 + .1
+        0.15
     """
     t_all, t_groups = true
     e_all, e_groups = estimate
@@ -258,8 +260,9 @@ def cost_of_privacy(
         xu2021removing (section 5.1, "equal costs of differential privacy";
         section 6.1.4).
 
-    >>> cost_of_privacy([0.25, 0.875], [0.875, 1.0]).tolist()
-    [-0.625, -0.125]
+    Examples:
+        >>> cost_of_privacy([0.25, 0.875], [0.875, 1.0]).tolist()
+        [-0.625, -0.125]
     """
     p = _accuracy_array(private_accuracy, "private_accuracy")
     q = _accuracy_array(nonprivate_accuracy, "nonprivate_accuracy")
@@ -309,8 +312,9 @@ def equal_cost_gap(costs: np.ndarray, *, tau: float = EQUAL_COST_TAU) -> EqualCo
     References:
         xu2021removing (section 6.1.4).
 
-    >>> equal_cost_gap([-0.15, -0.125, -0.1875])
-    EqualCostGap(gap=0.0625, tau=0.05, within=False)
+    Examples:
+        >>> equal_cost_gap([-0.15, -0.125, -0.1875])
+        EqualCostGap(gap=0.0625, tau=0.05, within=False)
     """
     c = np.asarray(costs, dtype=float)
     if c.ndim != 1 or c.size < 2:

@@ -231,7 +231,7 @@ def colliding_ticks(fig: plt.Figure) -> list[str]:
     """Return the tick labels of ``fig`` that collide with another tick label.
 
     Labels of one axis collide when they overlap (touching is allowed); labels of
-    different panels when they come within :data:`PANEL_GAP_PX` pixels, where the
+    different panels when they come within ``PANEL_GAP_PX`` (4) pixels, where the
     last tick of one panel would read as part of the first of the next. Each entry
     reads ``"axes N, x: '0.5' and '1'"``; labels are compared as drawn, by their
     bounding boxes in display coordinates.
@@ -299,7 +299,8 @@ def glue_figure(
     caption can link them and a reader can cite them.
 
     Args:
-        name: The figure's name in the book (its ``:name:``), e.g. ``"fig-noise"``.
+        name: The name the chapter's ``{glue:figure}`` directive refers to, e.g.
+            ``"fig-noise"``.
         fig: The figure; it is closed afterwards.
         source: The experiment the figure shows (e.g. ``"dp_mean_error"``), or the
             chapter's name for a figure of pure computation.
@@ -379,9 +380,10 @@ def simplex_coordinates(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         The ``x`` and ``y`` coordinates, each of shape ``(m,)``.
 
-    >>> x, y = simplex_coordinates(np.array([[1 / 3, 1 / 3, 1 / 3]]))
-    >>> round(float(x[0]), 3), round(float(y[0]), 3)
-    (0.5, 0.289)
+    Examples:
+        >>> x, y = simplex_coordinates(np.array([[1 / 3, 1 / 3, 1 / 3]]))
+        >>> round(float(x[0]), 3), round(float(y[0]), 3)
+        (0.5, 0.289)
     """
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[1] != 3:

@@ -121,8 +121,10 @@ def fmt(x: float, digits: int = 3) -> str:
         TypeError: If ``x`` is not a real number.
         ValueError: If ``digits`` is below 1.
 
-    >>> fmt(4), fmt(0.73), fmt(0.0123456), fmt(999.6), fmt(12345.6), fmt(float("nan"))
-    ('4.00', '0.730', '0.0123', '1,000', '12,346', '–')
+    Examples:
+        >>> fmt(4), fmt(0.73), fmt(0.0123456), fmt(999.6), fmt(12345.6), fmt(
+        ...     float("nan"))
+        ('4.00', '0.730', '0.0123', '1,000', '12,346', '–')
     """
     value = _real(x, "x")
     if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
@@ -166,10 +168,11 @@ def mean_sd(mean: float, sd: float | None = None, *, decimals: int | None = 3) -
         TypeError: If ``mean`` or ``sd`` is not a real number.
         ValueError: If ``decimals`` is negative or ``sd`` is negative.
 
-    >>> mean_sd(0.78412, 0.0021), mean_sd(0.78412, float("nan"))
-    ('0.784 ± 0.002', '0.784')
-    >>> mean_sd(123.4, 5.6, decimals=None)
-    '123 ± 6'
+    Examples:
+        >>> mean_sd(0.78412, 0.0021), mean_sd(0.78412, float("nan"))
+        ('0.784 ± 0.002', '0.784')
+        >>> mean_sd(123.4, 5.6, decimals=None)
+        '123 ± 6'
     """
     m = _real(mean, "mean")
     d = decimals_for(m) if decimals is None else decimals
@@ -231,8 +234,10 @@ def seeds_text(seeds: Iterable[int], *, mean_over: bool = False) -> str:
         TypeError: If the seeds are not integers.
         ValueError: If there are none.
 
-    >>> seeds_text([2, 0, 1, 0]), seeds_text((3,)), seeds_text([0, 1], mean_over=True)
-    ('seeds 0, 1, 2', 'seed 3', 'mean over seeds 0, 1')
+    Examples:
+        >>> (seeds_text([2, 0, 1, 0]), seeds_text((3,)),
+        ...  seeds_text([0, 1], mean_over=True))
+        ('seeds 0, 1, 2', 'seed 3', 'mean over seeds 0, 1')
     """
     found = _seed_list(seeds)
     several = len(found) > 1
@@ -311,7 +316,7 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
 
 # ------------------------------------------------------------------- paper against ours
 
-#: The three verdicts of a paper-vs-ours comparison (CONVENTIONS rule 17).
+#: The three verdicts of a paper-vs-ours comparison.
 VERDICTS: tuple[str, ...] = ("reproduces", "differs", "not comparable")
 
 
@@ -344,8 +349,9 @@ def judge(
             verdict is unknown, or the tolerance is negative or not finite.
         TypeError: If a number is not a real number.
 
-    >>> judge(0.80, 0.78, tolerance=0.02), judge(0.80, 0.77, tolerance=0.02)
-    ('reproduces', 'differs')
+    Examples:
+        >>> judge(0.80, 0.78, tolerance=0.02), judge(0.80, 0.77, tolerance=0.02)
+        ('reproduces', 'differs')
     """
     if (tolerance is None) == (verdict is None):
         raise ValueError(
@@ -491,12 +497,13 @@ def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataF
         TypeError: If a row is neither a Comparison nor a mapping, or has a wrong type.
         ValueError: If there are no rows, or a row is invalid (see :class:`Comparison`).
 
-    >>> t = verdict_table([{"quantity": "ε, MNIST", "paper": 6.55, "mean": 6.5512,
-    ...                     "tolerance": 0.01}])
-    >>> t.loc[0, ["paper", "ours (mean ± sd)", "difference", "verdict"]].tolist()
-    ['6.55', '6.551', '+0.001', 'reproduces']
-    >>> "note" in t.columns
-    False
+    Examples:
+        >>> t = verdict_table([{"quantity": "ε, MNIST", "paper": 6.55, "mean": 6.5512,
+        ...                     "tolerance": 0.01}])
+        >>> t.loc[0, ["paper", "ours (mean ± sd)", "difference", "verdict"]].tolist()
+        ['6.55', '6.551', '+0.001', 'reproduces']
+        >>> "note" in t.columns
+        False
     """
     if isinstance(rows, Mapping | Comparison):
         rows = [rows]
@@ -718,13 +725,14 @@ def strata_wins_table(
         ValueError: If a frame is not :func:`compare_strata`'s or holds several data
             sets.
 
-    >>> runs = pd.DataFrame({"dataset": "NY", "synthesizer": "MST", "seed": 0,
-    ...                      "epsilon": [1.0, 1.0, 5.0, 5.0],
-    ...                      "strata": ["vanilla", "SEX"] * 2,
-    ...                      "value": [0.5, 0.4, 0.2, 0.3]})
-    >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
-    >>> list(t.to_dict("records")[0].values())
-    ['sex strata', 'MST', '1 of 2 ε', 0, '0.400', '0.500']
+    Examples:
+        >>> runs = pd.DataFrame({"dataset": "NY", "synthesizer": "MST", "seed": 0,
+        ...                      "epsilon": [1.0, 1.0, 5.0, 5.0],
+        ...                      "strata": ["vanilla", "SEX"] * 2,
+        ...                      "value": [0.5, 0.4, 0.2, 0.3]})
+        >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
+        >>> list(t.to_dict("records")[0].values())
+        ['sex strata', 'MST', '1 of 2 ε', 0, '0.400', '0.500']
     """
     if isinstance(compared, pd.DataFrame):
         frames, keyed = {None: compared}, False
@@ -785,8 +793,8 @@ def claim_verdict(tally: WinTally) -> tuple[str, str]:
     """Judge a claim that stratifying does better from how often it won.
 
     For a paper that reports a direction (stratifying lowers an error) but no number,
-    CONVENTIONS rule 17's verdict is read off :attr:`WinTally.outcome`: the claim
-    reproduces when stratifying wins most comparisons, and differs otherwise.
+    the verdict (one of :data:`VERDICTS`) is read off :attr:`WinTally.outcome`: the
+    claim reproduces when stratifying wins most comparisons, and differs otherwise.
 
     Args:
         tally: The wins of stratifying (:func:`win_tally`).
@@ -797,8 +805,9 @@ def claim_verdict(tally: WinTally) -> tuple[str, str]:
     Raises:
         TypeError: If ``tally`` is not a :class:`WinTally`.
 
-    >>> claim_verdict(WinTally(wins=1, total=6, ties=1, tied_losses=1))
-    ('differs', 'better in fewer than half, even if every near tie went its way')
+    Examples:
+        >>> claim_verdict(WinTally(wins=1, total=6, ties=1, tied_losses=1))
+        ('differs', 'better in fewer than half, even if every near tie went its way')
     """
     if not isinstance(tally, WinTally):
         raise TypeError(f"tally must be a WinTally, got {type(tally).__name__}.")
@@ -833,9 +842,10 @@ def claim_table(claims: Mapping[str, WinTally]) -> pd.DataFrame:
         TypeError: If ``claims`` is not a mapping or a value is not a WinTally.
         ValueError: If there are no claims.
 
-    >>> t = claim_table({"Figure 5: lower error": WinTally(5, 6, 0, 0)})
-    >>> list(t.to_dict("records")[0].values())[:4]
-    ['Figure 5: lower error', '5 of 6', 0, 'reproduces']
+    Examples:
+        >>> t = claim_table({"Figure 5: lower error": WinTally(5, 6, 0, 0)})
+        >>> list(t.to_dict("records")[0].values())[:4]
+        ['Figure 5: lower error', '5 of 6', 0, 'reproduces']
     """
     if not isinstance(claims, Mapping):
         raise TypeError(
@@ -896,11 +906,12 @@ def better_at(
     Raises:
         ValueError: If a column is missing or a method has no rows.
 
-    >>> rows = pd.DataFrame({"method": ["a", "b"] * 3, "k": [2, 2, 4, 4, 8, 8],
-    ...                      "err": [1.0, 2.0, 3.0, 2.0, 1.0, 5.0]})
-    >>> out = better_at(rows, x="k", value="err", method="a", baseline="b")
-    >>> out.loc[0, "better at"], int(out.loc[0, "compared"])
-    ([2, 8], 3)
+    Examples:
+        >>> rows = pd.DataFrame({"method": ["a", "b"] * 3, "k": [2, 2, 4, 4, 8, 8],
+        ...                      "err": [1.0, 2.0, 3.0, 2.0, 1.0, 5.0]})
+        >>> out = better_at(rows, x="k", value="err", method="a", baseline="b")
+        >>> out.loc[0, "better at"], int(out.loc[0, "compared"])
+        ([2, 8], 3)
     """
     needed = {"method", x, value} | ({by} if by is not None else set())
     missing = sorted(needed - set(rows.columns))
@@ -969,10 +980,11 @@ def comparison_over_seeds(
         TypeError: If a value is not a real number.
         ValueError: As :class:`Comparison` does (tolerance and verdict, note).
 
-    >>> c = comparison_over_seeds("Δ, class 8", -0.68, [-0.88, -0.90, -0.89],
-    ...                           tolerance=0.02)
-    >>> c.row()["ours (mean ± sd)"], c.n_seeds, c.outcome
-    ('-0.890 ± 0.010', 3, 'differs')
+    Examples:
+        >>> c = comparison_over_seeds("Δ, class 8", -0.68, [-0.88, -0.90, -0.89],
+        ...                           tolerance=0.02)
+        >>> c.row()["ours (mean ± sd)"], c.n_seeds, c.outcome
+        ('-0.890 ± 0.010', 3, 'differs')
     """
     if isinstance(values, str | bytes) or not isinstance(values, Iterable):
         raise TypeError(

@@ -26,8 +26,9 @@ def check_rng(rng: object, *, name: str = "rng") -> np.random.Generator:
     Raises:
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
-    >>> check_rng(np.random.default_rng(0)).__class__.__name__
-    'Generator'
+    Examples:
+        >>> check_rng(np.random.default_rng(0)).__class__.__name__
+        'Generator'
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
@@ -82,9 +83,10 @@ def spawn_seeds(
     Returns:
         A list of ``n`` :class:`numpy.random.SeedSequence` objects.
 
-    >>> [s.generate_state(1)[0] for s in spawn_seeds(0, 2)] == [
-    ...     s.generate_state(1)[0] for s in spawn_seeds(0, 2)]
-    True
+    Examples:
+        >>> [s.generate_state(1)[0] for s in spawn_seeds(0, 2)] == [
+        ...     s.generate_state(1)[0] for s in spawn_seeds(0, 2)]
+        True
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}.")

@@ -386,6 +386,54 @@ def test_references_link_known_keys_and_report_unknown_ones():
     assert doc[7] == "    bun2016concentrated is not linked outside References."
 
 
+def test_citations_link_keys_in_every_section_but_not_in_code():
+    doc = [
+        "The classic rule (bun2016concentrated, Lemma 1.7); ``bun2016concentrated``.",
+        "",
+        "Layout::",
+        "",
+        "    bun2016concentrated/results.csv",
+        "",
+        "Args:",
+        "    x: As bun2016concentrated, Thm. 1; nobody2021missing.",
+        "",
+        "Examples:",
+        "    >>> bun2016concentrated = 1",
+        "    >>> bun2016concentrated",
+        "    1",
+    ]
+    before = list(doc)
+    unknown = checker().link_citations(doc, {"bun2016concentrated"})
+    assert doc[0] == (
+        "The classic rule (:cite:t:`bun2016concentrated`, Lemma 1.7); "
+        "``bun2016concentrated``."
+    )
+    assert (
+        doc[7] == "    x: As :cite:t:`bun2016concentrated`, Thm. 1; nobody2021missing."
+    )
+    assert unknown == ["nobody2021missing"]
+    assert doc[4] == before[4] and doc[10:] == before[10:]  # literal and doctest
+
+
+def test_dataclass_signatures_show_no_factory_or_function_reprs():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Profile:
+        seeds: dict = field(default_factory=dict)
+        fixed: dict = field(default_factory=lambda: {"n": 1})
+        datasets: object = field(default=lambda config: ())
+        _private: object = None
+
+    signature = (
+        "(seeds=<factory>, fixed=<factory>, datasets=<function <lambda>>, "
+        "_private=None)"
+    )
+    assert checker().clean_dataclass_signature(Profile, signature) == (
+        "(seeds=dict(), fixed=..., datasets=...)"
+    )
+
+
 def test_docstring_reference_keys_are_in_the_bibliography():
     keys = checker().bib_keys([ROOT / "book" / "references.bib"])
     unknown = {}

@@ -21,14 +21,21 @@ that inherits the docstring of the method it overrides counts as documented (aut
 shows the inherited one); a dataclass or named tuple counts only with a docstring of
 its own, not with the signature Python writes into ``__doc__`` in its place.
 
-The extension also links the ``References:`` sections of the docstrings to the book's
-bibliography: a word there that is a key of ``bibtex_bibfiles`` becomes a
-``:cite:t:`` role (so ``bun2016concentrated, Proposition 1.6.`` reads "Bun and
-Steinke [2016], Proposition 1.6." and links to the entry), and a word that looks like
-a key (``name2020word``) but is none is a warning too (``api_docstrings.citation``).
+The extension also links the docstrings to the book's bibliography: a word of their
+prose (any section, outside literals and code) that is a key of ``bibtex_bibfiles``
+becomes a ``:cite:t:`` role (so ``bun2016concentrated, Proposition 1.6.`` reads "Bun
+and Steinke [2016], Proposition 1.6." and links to the entry), and a word that looks
+like a key (``name2020word``) but is none is a warning too
+(``api_docstrings.citation``). The keys stay plain words in the source, where tests
+and ``grep`` find them.
+
+Rendering: a dataclass's signature shows a field's default factory as a call
+(``dict()``) or ``...`` rather than ``<factory>`` or a function's repr; a class whose
+only base is ``object`` gets no "Bases:" line.
 
 The checks are plain functions (:func:`has_docstring`, :func:`undocumented`,
-:func:`link_references`) that import nothing from Sphinx, so tests can call them.
+:func:`link_citations`, :func:`clean_dataclass_signature`) that import nothing from
+Sphinx, so tests can call them.
 """
 
 from __future__ import annotations
@@ -254,6 +261,50 @@ def link_references(lines: list[str], keys: set[str]) -> list[str]:
     return unknown
 
 
+def link_citations(lines: list[str], keys: set[str]) -> list[str]:
+    """Link the bibtex keys anywhere in a docstring's prose, in place.
+
+    Like :func:`link_references`, but in every section and in the text before
+    them ("the classic rule (mironov2017renyi)"). Left alone: inline literals and
+    roles, literal blocks (the indented lines after a paragraph ending in ``::``)
+    and doctest blocks (``>>>`` up to the next blank line).
+
+    Args:
+        lines: The docstring, one line per item (as autodoc passes it).
+        keys: The known bibtex keys.
+
+    Returns:
+        The words outside literals that look like a key but are not one.
+
+    >>> doc = ["The rule (mironov2017renyi).", "", "Code::", "", "    mironov2017renyi"]
+    >>> link_citations(doc, {"mironov2017renyi"}), doc[0], doc[4]
+    ([], 'The rule (:cite:t:`mironov2017renyi`).', '    mironov2017renyi')
+    """
+    unknown: list[str] = []
+    literal_indent: int | None = None  # inside a literal block deeper than this
+    opens_literal: int | None = None  # the indent of a paragraph ending in ``::``
+    in_doctest = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            in_doctest = False
+            if opens_literal is not None:
+                literal_indent, opens_literal = opens_literal, None
+            continue
+        if literal_indent is not None:
+            if indent > literal_indent:
+                continue
+            literal_indent = None
+        if in_doctest or stripped.startswith(">>>"):
+            in_doctest = True
+            continue
+        if stripped.endswith("::"):
+            opens_literal = indent
+        lines[i] = _link_line(line, keys, unknown)
+    return unknown
+
+
 #: The longest value (its ``repr``) a constant's entry shows.
 MAX_VALUE_CHARS = 100
 
@@ -383,6 +434,50 @@ def canonical_name(target: str) -> str | None:
     return found if found and found != target else None
 
 
+_OBJECT_REPR = re.compile(r"=<[^,()]*>")
+_PRIVATE_PARAMETER = re.compile(r",\s*_\w+(?:=[^,()]*)?(?=\s*[,)])")
+
+
+def clean_dataclass_signature(cls: Any, signature: str) -> str:
+    """Return a dataclass's signature with its defaults readable.
+
+    Python's signature of a dataclass shows a field's ``default_factory`` as
+    ``<factory>`` and a function default as ``<function Cls.<lambda>>``: a named
+    factory becomes its call (``dict()``), anything else in angle brackets ``...``.
+    A private field (``_name``, which the package's own code fills in) is left out.
+
+    >>> from dataclasses import dataclass, field
+    >>> @dataclass
+    ... class P:
+    ...     a: dict = field(default_factory=dict)
+    ...     b: dict = field(default_factory=lambda: {"n": 1})
+    ...     f: object = lambda x: x
+    >>> sig = "(a=<factory>, b=<factory>, f=<function <lambda>>, _g)"
+    >>> clean_dataclass_signature(P, sig)
+    '(a=dict(), b=..., f=...)'
+    """
+    fields = getattr(cls, "__dataclass_fields__", None)
+    if not fields or not signature:
+        return signature
+    for name, spec in fields.items():
+        factory = spec.default_factory
+        if factory is dataclasses.MISSING:
+            continue
+        label = getattr(factory, "__qualname__", "")
+        call = f"{label}()" if label.isidentifier() else "..."
+        signature = re.sub(
+            rf"\b{re.escape(name)}=<factory>", f"{name}={call}", signature
+        )
+    signature = _OBJECT_REPR.sub("=...", signature)
+    return _PRIVATE_PARAMETER.sub("", signature)
+
+
+def only_object_bases(cls: type) -> bool:
+    """Return whether autodoc would list no base of ``cls`` but ``object``."""
+    bases = getattr(cls, "__orig_bases__", None) or getattr(cls, "__bases__", ())
+    return all(base is object for base in bases)
+
+
 # --------------------------------------------------------------------------------------
 # Sphinx glue
 # --------------------------------------------------------------------------------------
@@ -435,9 +530,9 @@ def _process_docstring(
         keys = bib_keys(srcdir / path for path in bibfiles)
         app.env.temp_data["api_docstrings_keys"] = keys
     protect_prose_colons(lines, what)
-    for word in link_references(lines, keys):
+    for word in link_citations(lines, keys):
         _warner(app)(
-            f"References of {name} name {word!r}, which is no key of "
+            f"The docstring of {name} names {word!r}, which is no key of "
             f"{', '.join(getattr(app.config, 'bibtex_bibfiles', None) or [])}",
             "citation",
             source_location(obj) or (app.env.docname, None),
@@ -505,6 +600,49 @@ def _drop_object_base(
     bases[:] = [base for base in bases if base is not object]
 
 
+def _process_signature(
+    app: Any,
+    what: str,
+    name: str,
+    obj: Any,
+    options: Any,
+    signature: str | None,
+    return_annotation: str | None,
+) -> tuple[str | None, str | None] | None:
+    """autodoc-process-signature: readable defaults in a dataclass's signature."""
+    if what == "class" and signature and dataclasses.is_dataclass(obj):
+        return clean_dataclass_signature(obj, signature), return_annotation
+    return None
+
+
+def _add_class_documenter(app: Any) -> None:
+    """Leave out the "Bases:" line of a class whose only base is ``object``.
+
+    Autodoc writes "Bases: " followed by the bases that ``autodoc-process-bases``
+    leaves, so dropping ``object`` there alone leaves an empty line.
+    """
+    from sphinx.ext.autodoc import ClassDocumenter
+
+    class BaselessClassDocumenter(ClassDocumenter):
+        def add_directive_header(self, sig: str) -> None:
+            shown = self.options.get("show-inheritance")
+            if (
+                shown
+                and inspect.isclass(self.object)
+                and only_object_bases(self.object)
+            ):
+                self.options["show-inheritance"] = False
+            try:
+                super().add_directive_header(sig)
+            finally:
+                if shown is None:
+                    self.options.pop("show-inheritance", None)
+                else:
+                    self.options["show-inheritance"] = shown
+
+    app.add_autodocumenter(BaselessClassDocumenter, override=True)
+
+
 def _add_short_value_documenters(app: Any) -> None:
     """Show a constant's value only when it is short (it is in the source otherwise).
 
@@ -551,6 +689,8 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", _restore_colons, priority=600)
     app.connect("autodoc-skip-member", _skip_member)
     app.connect("autodoc-process-bases", _drop_object_base)
+    app.connect("autodoc-process-signature", _process_signature)
+    _add_class_documenter(app)
     _add_short_value_documenters(app)
     app.connect("missing-reference", _resolve_reexport)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

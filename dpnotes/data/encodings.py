@@ -331,9 +331,10 @@ def unbalanced_indices(
     Raises:
         ValueError: If ``minority_size`` exceeds the number of examples of the class.
 
-    >>> unbalanced_indices([0, 1, 1, 1, 0], minority_class=1, minority_size=1,
-    ...                    rng=np.random.default_rng(0)).size
-    3
+    Examples:
+        >>> unbalanced_indices([0, 1, 1, 1, 0], minority_class=1, minority_size=1,
+        ...                    rng=np.random.default_rng(0)).size
+        3
     """
     check_rng(rng)
     y = np.asarray(labels)
@@ -368,9 +369,6 @@ def load_unbalanced_mnist(
     ``minority_class``: 54,649 images with the defaults. The test set is the full
     official one (10,000 images). The groups are the digits (group id = label).
 
-    Privacy: the subset is drawn independently of the image contents; the training
-    set it defines is the private data set DP-SGD protects (add/remove one example).
-
     Args:
         root: Data root; see :func:`dpnotes.data.data_root`.
         rng: Chooses the kept minority images.
@@ -385,6 +383,10 @@ def load_unbalanced_mnist(
         ValueError: For a class outside 0..9 or more images than the class has, or
             a corrupt file.
         DataNotFoundError: If a file is missing and cannot be downloaded.
+
+    Privacy:
+        The subset is drawn independently of the image contents; the training set it
+        defines is the private data set DP-SGD protects (add/remove one example).
 
     References:
         xu2021removing (section 6.1); lecun1998mnist
@@ -505,9 +507,6 @@ def encode_adult(
     order), so the one-hot block of a row sums to the number of categorical
     attributes encoded (8, or 7 without ``sex``).
 
-    Privacy: the encoding of a row depends on that row and on public constants only,
-    so it costs no privacy and treats neighbouring data sets row by row.
-
     Args:
         frame: Adult rows with the columns :data:`ADULT_COLUMNS` (as returned by
             :func:`~dpnotes.data.load_adult` with ``dropna=True``), no missing
@@ -523,6 +522,10 @@ def encode_adult(
     Raises:
         ValueError: If a column is missing, a value is missing, a category is outside
             its UCI domain, or a numeric value is outside its public bounds.
+
+    Privacy:
+        The encoding of a row depends on that row and on public constants only, so it
+        costs no privacy and treats neighbouring data sets row by row.
 
     References:
         kohavi1996adult; xu2021removing (section 6.1)
@@ -571,9 +574,6 @@ def encode_dutch(
     0/1 column per value of :data:`DUTCH_DOMAIN` (codes in numeric order), so a row's
     features sum to 11 (10 without ``sex``).
 
-    Privacy: the encoding of a row depends on that row and on public constants only,
-    so it costs no privacy.
-
     Args:
         frame: Rows with the columns :data:`DUTCH_COLUMNS` (as returned by
             :func:`~dpnotes.data.load_dutch`), no missing values.
@@ -587,6 +587,10 @@ def encode_dutch(
     Raises:
         ValueError: If a column is missing, a value is missing, or a code is outside
             its declared domain.
+
+    Privacy:
+        The encoding of a row depends on that row and on public constants only, so it
+        costs no privacy.
 
     References:
         lequy2022survey; xu2021removing (section 6.1)
@@ -638,9 +642,11 @@ def holdout_split(
     Privacy:
         The split is data-independent; the training side is the private data set.
 
-    >>> train, test = holdout_split(10, test_share=0.2, rng=np.random.default_rng(0))
-    >>> len(train), len(test), sorted([*train, *test]) == list(range(10))
-    (8, 2, True)
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> train, test = holdout_split(10, test_share=0.2, rng=rng)
+        >>> len(train), len(test), sorted([*train, *test]) == list(range(10))
+        (8, 2, True)
     """
     check_rng(rng)
     n = check_int(n, "n", minimum=1)
@@ -709,9 +715,6 @@ def load_adult_split(
     :func:`encode_adult` (104 features by default: 5 numeric, 99 one-hot) and split
     at random into ``1 - test_share`` for training and ``test_share`` for testing.
 
-    Privacy: encoding and split are data-independent; the training split is the
-    private data set DP-SGD protects.
-
     Args:
         root: Data root; see :func:`dpnotes.data.data_root`.
         rng: Draws the random split.
@@ -728,6 +731,10 @@ def load_adult_split(
         ValueError: For a ``test_share`` outside (0, 1), data outside the public
             domain, or a corrupt file.
         DataNotFoundError: If a file is missing and cannot be downloaded.
+
+    Privacy:
+        Encoding and split are data-independent; the training split is the private data
+        set DP-SGD protects.
 
     References:
         kohavi1996adult; xu2021removing (section 6.1)
@@ -760,9 +767,6 @@ def load_dutch_split(
     :func:`encode_dutch` (74 one-hot features by default, 13 of them
     declared codes that never occur in the file), then split at random.
 
-    Privacy: encoding and split are data-independent; the training split is the
-    private data set DP-SGD protects.
-
     Args:
         root: Data root; see :func:`dpnotes.data.data_root`.
         rng: Draws the random split.
@@ -777,6 +781,10 @@ def load_dutch_split(
         ValueError: For a ``test_share`` outside (0, 1), data outside the declared
             domain, or a corrupt file.
         DataNotFoundError: If the file is missing and cannot be downloaded.
+
+    Privacy:
+        Encoding and split are data-independent; the training split is the private data
+        set DP-SGD protects.
 
     References:
         lequy2022survey; xu2021removing (section 6.1)

@@ -309,8 +309,9 @@ def file_info(relpath: str) -> KnownFile:
     Raises:
         ValueError: If the path is not in the registry.
 
-    >>> file_info("adult/adult.data").rows
-    32561
+    Examples:
+        >>> file_info("adult/adult.data").rows
+        32561
     """
     key = str(relpath).replace("\\", "/")
     if key not in _REGISTRY:

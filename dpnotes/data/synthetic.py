@@ -144,9 +144,10 @@ def sample_gaussian_mixture(
     References:
         rosenblatt2024stratification (mean-estimation experiments, Theorem 9)
 
-    >>> s = sample_gaussian_mixture(1000, 3, 0.5, rng=np.random.default_rng(0))
-    >>> s.x.shape, int(s.sizes.sum()), s.public_groups
-    ((1000,), 1000, (0, 1, 2))
+    Examples:
+        >>> s = sample_gaussian_mixture(1000, 3, 0.5, rng=np.random.default_rng(0))
+        >>> s.x.shape, int(s.sizes.sum()), s.public_groups
+        ((1000,), 1000, (0, 1, 2))
     """
     rng = check_rng(rng)
     n = check_int(n, "n", minimum=1)

@@ -7,10 +7,11 @@ by example (DPSGD-F gives each group its own bound, chosen *after* seeing noisy 
 of the norms). :class:`PerSampleClipper` splits the work in two so that the bounds can
 be chosen in between::
 
-    clipper = PerSampleClipper(model, loss_fn)            # backend="ghost"
-    batch = clipper.compute(x, y)                         # one forward, one backward
-    bounds = choose_bounds(batch.norms)                   # e.g. DPSGD-F's C_k
-    grads = batch.clipped_sum(bounds[groups], weights=w)  # sum_i w_i c_i grad_i
+    clipper = PerSampleClipper(model, loss_fn)  # backend="ghost"
+    batch = clipper.compute(x, y)        # one forward, one backward
+    bounds = choose_bounds(batch.norms)  # e.g. DPSGD-F's C_k
+    # the sum of w_i c_i grad_i over the batch:
+    grads = batch.clipped_sum(bounds[groups], weights=w)
 
 No Python loop runs over the examples. Two backends:
 
@@ -97,8 +98,9 @@ def clip_factors(norms: Tensor, clip_norms: Tensor | float) -> Tensor:
     Returns:
         The coefficients, shape ``(b,)``, in ``(0, 1]``.
 
-    >>> clip_factors(torch.tensor([0.0, 0.5, 4.0]), 1.0).tolist()
-    [1.0, 1.0, 0.25]
+    Examples:
+        >>> clip_factors(torch.tensor([0.0, 0.5, 4.0]), 1.0).tolist()
+        [1.0, 1.0, 0.25]
     """
     c = torch.as_tensor(clip_norms, dtype=norms.dtype, device=norms.device)
     scale = c / torch.where(norms > 0, norms, torch.ones_like(norms))
@@ -118,8 +120,9 @@ def as_tensor(a: Any, name: str) -> Tensor:
     Raises:
         TypeError: If ``a`` cannot be converted.
 
-    >>> as_tensor([1, 2], "x").tolist()
-    [1, 2]
+    Examples:
+        >>> as_tensor([1, 2], "x").tolist()
+        [1, 2]
     """
     if isinstance(a, Tensor):
         return a
@@ -407,15 +410,16 @@ class PerSampleClipper:
     References:
         yousefpour2021opacus; li2022large; bu2023differentially; abadi2016deep.
 
-    >>> model = nn.utils.skip_init(nn.Linear, 3, 2)  # no global-RNG initialisation
-    >>> _ = [nn.init.constant_(p, 0.1) for p in model.parameters()]
-    >>> x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
-    >>> y = torch.tensor([0, 1, 1, 0])
-    >>> with PerSampleClipper(model) as clipper:
-    ...     batch = clipper.compute(x, y)
-    ...     sums = batch.clipped_sum(1.0)
-    >>> batch.norms.shape, [tuple(s.shape) for s in sums]
-    (torch.Size([4]), [(2, 3), (2,)])
+    Examples:
+        >>> model = nn.utils.skip_init(nn.Linear, 3, 2)  # no global-RNG initialisation
+        >>> _ = [nn.init.constant_(p, 0.1) for p in model.parameters()]
+        >>> x = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+        >>> y = torch.tensor([0, 1, 1, 0])
+        >>> with PerSampleClipper(model) as clipper:
+        ...     batch = clipper.compute(x, y)
+        ...     sums = batch.clipped_sum(1.0)
+        >>> batch.norms.shape, [tuple(s.shape) for s in sums]
+        (torch.Size([4]), [(2, 3), (2,)])
     """
 
     def __init__(

@@ -90,13 +90,15 @@ def accuracies(
     Raises:
         ValueError: If lengths differ or a label is outside ``0..num_groups-1``.
 
-    >>> net = nn.Linear(1, 2)
-    >>> with torch.no_grad():
-    ...     _ = net.weight.copy_(torch.tensor([[-1.0], [1.0]])), net.bias.zero_()
-    >>> a = accuracies(net, torch.tensor([[1.0], [-1.0], [2.0]]),
-    ...                torch.tensor([1, 1, 1]), torch.tensor([0, 0, 1]), num_groups=2)
-    >>> a.by_group.tolist(), a.overall
-    ([0.5, 1.0], 0.6666666666666666)
+    Examples:
+        >>> net = nn.Linear(1, 2)
+        >>> with torch.no_grad():
+        ...     _ = net.weight.copy_(torch.tensor([[-1.0], [1.0]])), net.bias.zero_()
+        >>> a = accuracies(net, torch.tensor([[1.0], [-1.0], [2.0]]),
+        ...                torch.tensor([1, 1, 1]), torch.tensor([0, 0, 1]),
+        ...                num_groups=2)
+        >>> a.by_group.tolist(), a.overall
+        ([0.5, 1.0], 0.6666666666666666)
     """
     num_groups = check_int(num_groups, "num_groups", minimum=1)
     y_t = as_tensor(y, "y").reshape(-1).cpu()

@@ -1,8 +1,7 @@
 """Training with SGD, DPSGD, Naive or DPSGD-F: one loop around the rules.
 
-:func:`train` checks its arguments once (``_check_arguments``), plans the number of
-steps (a ``target_epsilon`` stops a run early:
-:func:`dpnotes.accounting.max_steps_within`),
+:func:`train` checks its arguments once, plans the number of steps (a
+``target_epsilon`` stops a run early: :func:`dpnotes.accounting.max_steps_within`),
 then runs epochs of steps. Each step draws a batch, computes per-sample gradients (the
 engine), applies the method's rule (:mod:`dpnotes.dpsgd.rules`) and takes a plain SGD
 step; per-group diagnostics are summed along the way. :func:`sgd`, :func:`naive` and

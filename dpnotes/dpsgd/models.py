@@ -117,8 +117,9 @@ class MNISTConvNet(nn.Module):
     References:
         xu2021removing (section 6, "about 431K parameters"); lecun1998mnist
 
-    >>> count_parameters(MNISTConvNet(generator=torch.Generator().manual_seed(0)))
-    431080
+    Examples:
+        >>> count_parameters(MNISTConvNet(generator=torch.Generator().manual_seed(0)))
+        431080
     """
 
     weight_decay: float = 0.0
@@ -164,9 +165,10 @@ class LogisticRegression(nn.Module):
     References:
         xu2021removing (section 6: logistic regression with L2 regularisation 0.01)
 
-    >>> model = LogisticRegression(104, generator=torch.Generator().manual_seed(0))
-    >>> count_parameters(model), model.weight_decay
-    (210, 0.01)
+    Examples:
+        >>> model = LogisticRegression(104, generator=torch.Generator().manual_seed(0))
+        >>> count_parameters(model), model.weight_decay
+        (210, 0.01)
     """
 
     def __init__(

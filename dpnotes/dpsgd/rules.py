@@ -131,9 +131,10 @@ def naive_weights(noisy_counts: Tensor, *, batch_size: int, num_groups: int) -> 
     References:
         xu2021removing (Alg. 3).
 
-    >>> naive_weights(torch.tensor([10.0, 30.0, -2.0]), batch_size=60,
-    ...               num_groups=3).tolist()
-    [2.0, 0.6666666865348816, 20.0]
+    Examples:
+        >>> naive_weights(torch.tensor([10.0, 30.0, -2.0]), batch_size=60,
+        ...               num_groups=3).tolist()
+        [2.0, 0.6666666865348816, 20.0]
     """
     return (batch_size / num_groups) / noisy_counts.clamp_min(1.0)
 
@@ -156,9 +157,10 @@ def dpsgd_f_clip_bounds(noisy_counts: Tensor, *, clip_norm: float) -> Tensor:
     References:
         xu2021removing (Alg. 2, line 9).
 
-    >>> c = dpsgd_f_clip_bounds(torch.tensor([1.0, 4.0, 9.0, 0.0]), clip_norm=1.0)
-    >>> [round(v, 4) for v in c.tolist()]  # shares 0.1 and 1 against 5/14
-    [1.28, 3.8]
+    Examples:
+        >>> c = dpsgd_f_clip_bounds(torch.tensor([1.0, 4.0, 9.0, 0.0]), clip_norm=1.0)
+        >>> [round(v, 4) for v in c.tolist()]  # shares 0.1 and 1 against 5/14
+        [1.28, 3.8]
     """
     k = noisy_counts.shape[0] // 2
     counts = noisy_counts.clamp_min(0.0)
@@ -406,8 +408,9 @@ def step_noise_multipliers(
     References:
         xu2021removing (section 6.1.3: ``sigma_1 = 10 sigma_2``).
 
-    >>> step_noise_multipliers("dpsgd_f", noise_multiplier=0.8)
-    (0.8, 8.0)
+    Examples:
+        >>> step_noise_multipliers("dpsgd_f", noise_multiplier=0.8)
+        (0.8, 8.0)
     """
     check_choice(method, PRIVATE_METHODS, "method")
     if method == "dpsgd":
@@ -484,9 +487,11 @@ def dpsgd_epsilon(
         abadi2016deep; andrew2021differentially; xu2021removing (section 6: epsilon
         6.55, 3.1, 2.66).
 
-    >>> round(dpsgd_epsilon(method="dpsgd", sample_rate=256 / 36178,
-    ...       noise_multiplier=1.0, steps=2826, delta=1e-6, conversion="classic"), 2)
-    3.08
+    Examples:
+        >>> round(dpsgd_epsilon(method="dpsgd", sample_rate=256 / 36178,
+        ...       noise_multiplier=1.0, steps=2826, delta=1e-6,
+        ...       conversion="classic"), 2)
+        3.08
     """
     check_choice(method, PRIVATE_METHODS, "method")
     check_choice(conversion, ("improved", "classic"), "conversion")

@@ -2,13 +2,16 @@
 
 Layout under the store root (``book/_results`` in the repository)::
 
-    <experiment>/<profile>/results.csv     the tidy table (results.csv.gz if large)
-    <experiment>/<profile>/meta.json       provenance, including the table's sha256
-    <experiment>/<profile>/seed-<s>/       the same for root seed s > 0 (side by side)
-    <experiment>/<profile>/cells/<hash>/   finished cells of a run (resume points)
-    <experiment>/<profile>/.lock           held while a run writes here (filelock)
-    .run_cache/<namespace>/<key hash>/     sub-computations shared between
-                                           experiments (:class:`RunCache`)
+    <experiment>/<profile>/
+        results.csv       the tidy table (results.csv.gz if large)
+        meta.json         provenance, including the table's sha256
+        seed-<s>/         the same for root seed s > 0 (side by side)
+        cells/<hash>/     finished cells of a run (resume points)
+        .lock             held while a run writes here (filelock)
+    .run_cache/<namespace>/<key hash>/
+                          sub-computations shared between experiments
+
+``.run_cache`` is where :class:`RunCache` keeps them.
 
 A result is *trusted* only if ``meta.json`` parses, names the right experiment and
 profile, and the sha256 it records equals that of the table's CSV text. Writing removes

@@ -87,8 +87,9 @@ def coinpress_schedule(rho: float, t: int) -> np.ndarray:
     References:
         biswas2020coinpress.
 
-    >>> coinpress_schedule(0.5, 2).tolist()
-    [0.125, 0.375]
+    Examples:
+        >>> coinpress_schedule(0.5, 2).tolist()
+        [0.125, 0.375]
     """
     rho = check_rho(rho)
     t = check_int(t, "t", minimum=1)
@@ -269,11 +270,12 @@ def coinpress_mean(
     References:
         biswas2020coinpress, Algorithms 1-2; rosenblatt2024stratification, Appendix B.
 
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.normal(3.0, 1.0, size=(4, 20_000))
-    >>> est = coinpress_mean(x, lower=-50, upper=50, rho=0.5, rng=rng)
-    >>> bool(np.all(np.abs(est - 3.0) < 0.05))
-    True
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(3.0, 1.0, size=(4, 20_000))
+        >>> est = coinpress_mean(x, lower=-50, upper=50, rho=0.5, rng=rng)
+        >>> bool(np.all(np.abs(est - 3.0) < 0.05))
+        True
     """
     arr, lo, hi, sigma, beta = _prepare(x, lower, upper, sigma, beta)
     rho = check_rho(rho)

@@ -368,14 +368,15 @@ def stratified_mean(
     References:
         rosenblatt2024stratification, Eqs. 2-3 and Algorithm 3; mcsherry2009privacy.
 
-    >>> rng = np.random.default_rng(0)
-    >>> x = np.r_[rng.normal(-1, 1, 3000), rng.normal(2, 1, 1000)]
-    >>> g = np.r_[np.zeros(3000, int), np.ones(1000, int)]
-    >>> res = stratified_mean(x, g, public_groups=[0, 1], weights=[0.75, 0.25],
-    ...                       estimator=Coinpress(lower=-10, upper=10), rho=0.5,
-    ...                       rng=rng)
-    >>> abs(res.estimate - (-0.25)) < 0.1
-    True
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> x = np.r_[rng.normal(-1, 1, 3000), rng.normal(2, 1, 1000)]
+        >>> g = np.r_[np.zeros(3000, int), np.ones(1000, int)]
+        >>> res = stratified_mean(x, g, public_groups=[0, 1], weights=[0.75, 0.25],
+        ...                       estimator=Coinpress(lower=-10, upper=10), rho=0.5,
+        ...                       rng=rng)
+        >>> abs(res.estimate - (-0.25)) < 0.1
+        True
     """
     arr, codes, public = _check_inputs(x, groups, public_groups)
     if not isinstance(estimator, ClippedLaplace | Coinpress):
@@ -579,6 +580,24 @@ def strat_coinpress(
     paper's version is ``weights="private_sizes", leak_group_sizes=True`` (with the
     weights normalised to sum to one; the printed algorithm has a spurious ``1/k``).
 
+    Args:
+        x: Values, shape ``(n,)`` or ``(trials, n)``; ``n`` is public.
+        groups: Group label of every record, shape ``(n,)`` or the shape of ``x``.
+        public_groups: The public list of groups.
+        rho: Total zCDP budget.
+        lower: Public lower end of an interval containing every group mean.
+        upper: Public upper end.
+        rng: The random generator.
+        weights: As in :func:`stratified_mean`: public proportions, a
+            :class:`PrivatisedCounts`, or ``"private_sizes"``.
+        t: Number of COINPRESS steps.
+        sigma: Public bound on the within-group standard deviation.
+        beta: Failure probability of one group's run.
+        leak_group_sizes: Must be ``True`` to use ``weights="private_sizes"``.
+
+    Returns:
+        The estimate, as :func:`stratified_mean` returns it.
+
     Privacy:
         As :func:`stratified_mean`.
 
@@ -617,6 +636,23 @@ def pub_strat_coinpress(
     group proportions give the weights and the public sizes ``m_i = w_i n_private``;
     the private part is estimated per group. Unlike the paper's code, the noise scale
     of each group uses ``m_i`` rather than the private group size.
+
+    Args:
+        x: Values, shape ``(n,)`` or ``(trials, n)``; ``n`` is public.
+        groups: Group label of every record, shape ``(n,)`` or the shape of ``x``.
+        public_groups: The public list of groups.
+        rho: Total zCDP budget.
+        lower: Public lower end of an interval containing every group mean.
+        upper: Public upper end.
+        rng: The random generator.
+        public_fraction: Share of the records that goes to the public holdout, in
+            (0, 1).
+        t: Number of COINPRESS steps.
+        sigma: Public bound on the within-group standard deviation.
+        beta: Failure probability of one group's run.
+
+    Returns:
+        The estimate of the private part, as :func:`stratified_mean` returns it.
 
     Privacy:
         ``rho``-zCDP for the private part, as :func:`stratified_mean`; the holdout is

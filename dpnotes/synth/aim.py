@@ -46,11 +46,20 @@ def candidate_weights(
     ``w(r) = sum_{s in W} c_s |r & s|``: a marginal that shares more attributes with
     more workload marginals is worth more.
 
+    Args:
+        workload: The workload's cliques ``W``.
+        domain: Number of codes per attribute.
+        weights: The weight ``c_s`` of each workload clique, in the same order.
+
+    Returns:
+        The weight of every clique of the downward closure.
+
     References:
         mckenna2022aim, Section 4 (candidate set and weights).
 
-    >>> candidate_weights([("A", "B")], {"A": 2, "B": 2}, [1.0])
-    {('A',): 1.0, ('B',): 1.0, ('A', 'B'): 2.0}
+    Examples:
+        >>> candidate_weights([("A", "B")], {"A": 2, "B": 2}, [1.0])
+        {('A',): 1.0, ('B',): 1.0, ('A', 'B'): 2.0}
     """
     out = {}
     for cand in downward_closure(workload, domain):

@@ -207,21 +207,23 @@ class Codebook:
         records and is allowed before encoding. Error messages quote offending
         values: they are for the data holder, not for release.
 
-    >>> import pandas as pd
-    >>> cb = Codebook(categories={"SEX": ["F", "M"]}, bins={"AGE": [0, 18, 65, 100]})
-    >>> cb.domain
-    {'SEX': 2, 'AGE': 3}
-    >>> df = pd.DataFrame({"SEX": ["M", "F", "F"], "AGE": [17, 18, 100]})
-    >>> codes = cb.encode(df)
-    >>> codes.to_dict("list")
-    {'SEX': [1, 0, 0], 'AGE': [0, 1, 2]}
-    >>> back = cb.decode(codes)
-    >>> back["SEX"].tolist()
-    ['M', 'F', 'F']
-    >>> [str(b) for b in back["AGE"]]
-    ['[0, 18)', '[18, 65)', '[65, 100]']
-    >>> cb.decode(codes, bins_as="midpoint")["AGE"].tolist()
-    [9.0, 41.5, 82.5]
+    Examples:
+        >>> import pandas as pd
+        >>> cb = Codebook(categories={"SEX": ["F", "M"]},
+        ...               bins={"AGE": [0, 18, 65, 100]})
+        >>> cb.domain
+        {'SEX': 2, 'AGE': 3}
+        >>> df = pd.DataFrame({"SEX": ["M", "F", "F"], "AGE": [17, 18, 100]})
+        >>> codes = cb.encode(df)
+        >>> codes.to_dict("list")
+        {'SEX': [1, 0, 0], 'AGE': [0, 1, 2]}
+        >>> back = cb.decode(codes)
+        >>> back["SEX"].tolist()
+        ['M', 'F', 'F']
+        >>> [str(b) for b in back["AGE"]]
+        ['[0, 18)', '[18, 65)', '[65, 100]']
+        >>> cb.decode(codes, bins_as="midpoint")["AGE"].tolist()
+        [9.0, 41.5, 82.5]
     """
 
     __slots__ = ("_bins", "_categories", "_columns")
@@ -323,8 +325,9 @@ class Codebook:
         Raises:
             KeyError: If ``column`` is not a binned column.
 
-        >>> Codebook(bins={"X": [0, 1, 2]}).intervals("X")
-        (Interval(0, 1, closed='left'), Interval(1, 2, closed='both'))
+        Examples:
+            >>> Codebook(bins={"X": [0, 1, 2]}).intervals("X")
+            (Interval(0, 1, closed='left'), Interval(1, 2, closed='both'))
         """
         if column not in self._bins:
             raise KeyError(

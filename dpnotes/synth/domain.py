@@ -41,8 +41,9 @@ def check_domain(domain: object, name: str = "domain") -> dict[str, int]:
         ValueError: If it is empty, or a name is not a string, or a size is not a
             positive integer.
 
-    >>> check_domain({"SEX": 2, "AGEP": 5})
-    {'SEX': 2, 'AGEP': 5}
+    Examples:
+        >>> check_domain({"SEX": 2, "AGEP": 5})
+        {'SEX': 2, 'AGEP': 5}
     """
     if not isinstance(domain, Mapping):
         raise TypeError(

@@ -71,8 +71,9 @@ def group_keys(
         An int array: row ``j``'s index in :func:`~dpnotes.synth.stratified.strata_of`
         ``(domain, by)``.
 
-    >>> group_keys(pd.DataFrame({"SEX": [0, 1], "RAC1P": [2, 0]}), ["SEX", "RAC1P"])
-    array([2, 9])
+    Examples:
+        >>> group_keys(pd.DataFrame({"SEX": [0, 1], "RAC1P": [2, 0]}), ["SEX", "RAC1P"])
+        array([2, 9])
     """
     return np.ravel_multi_index(
         tuple(data[a].to_numpy() for a in by), tuple(domain[a] for a in by)

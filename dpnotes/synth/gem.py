@@ -167,10 +167,11 @@ def mixture_marginals(
     Raises:
         ValueError: If an attribute is missing from ``probs`` or has the wrong shape.
 
-    >>> p = {"A": np.array([[1.0, 0.0], [0.0, 1.0]]),
-    ...      "B": np.array([[0.0, 1.0], [0.0, 1.0]])}
-    >>> mixture_marginals(p, {"A": 2, "B": 2}, [("A", "B")])[("A", "B")].tolist()
-    [0.0, 0.5, 0.0, 0.5]
+    Examples:
+        >>> p = {"A": np.array([[1.0, 0.0], [0.0, 1.0]]),
+        ...      "B": np.array([[0.0, 1.0], [0.0, 1.0]])}
+        >>> mixture_marginals(p, {"A": 2, "B": 2}, [("A", "B")])[("A", "B")].tolist()
+        [0.0, 0.5, 0.0, 0.5]
     """
     domain = check_domain(domain)
     cliques = [canonical(c, domain) for c in cliques]

@@ -156,10 +156,11 @@ def workload_error(
     References:
         mckenna2022aim (Section 2, workload error).
 
-    >>> d = {"A": 2, "B": 2}
-    >>> df = pd.DataFrame({"A": [0, 1], "B": [0, 1]})
-    >>> workload_error(df, df, d, [("A", "B")])
-    0.0
+    Examples:
+        >>> d = {"A": 2, "B": 2}
+        >>> df = pd.DataFrame({"A": [0, 1], "B": [0, 1]})
+        >>> workload_error(df, df, d, [("A", "B")])
+        0.0
     """
     domain = check_domain(domain)
     real = check_data(real, domain, "real", allow_empty=True)

@@ -199,14 +199,16 @@ class MST(Synthesizer):
     References:
         mckenna2021winning.
 
-    >>> import pandas as pd, numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"A": rng.integers(0, 2, 500), "B": rng.integers(0, 3, 500)})
-    >>> mst = MST(epsilon=1.0, delta=1e-6).fit(df, {"A": 2, "B": 3}, rng=rng)
-    >>> mst.sample(10, rng=rng).shape
-    (10, 2)
-    >>> mst.rho_spent <= mst.rho * (1 + 1e-9)
-    True
+    Examples:
+        >>> import pandas as pd, numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"A": rng.integers(0, 2, 500),
+        ...                    "B": rng.integers(0, 3, 500)})
+        >>> mst = MST(epsilon=1.0, delta=1e-6).fit(df, {"A": 2, "B": 3}, rng=rng)
+        >>> mst.sample(10, rng=rng).shape
+        (10, 2)
+        >>> mst.rho_spent <= mst.rho * (1 + 1e-9)
+        True
     """
 
     def __init__(
