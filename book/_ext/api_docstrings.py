@@ -434,17 +434,35 @@ def canonical_name(target: str) -> str | None:
     return found if found and found != target else None
 
 
-_OBJECT_REPR = re.compile(r"=<[^,()]*>")
-_PRIVATE_PARAMETER = re.compile(r",\s*_\w+(?:=[^,()]*)?(?=\s*[,)])")
+class _Shown:
+    """A default value that prints as the text it was given."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _default_text(cls: Any, name: str, default: Any) -> str:
+    """Return how a dataclass's signature shows the default of field ``name``."""
+    spec = getattr(cls, "__dataclass_fields__", {}).get(name)
+    factory = getattr(spec, "default_factory", dataclasses.MISSING)
+    if factory is not dataclasses.MISSING:
+        label = getattr(factory, "__qualname__", "")
+        return f"{label}()" if label.isidentifier() else "..."
+    text = repr(default)
+    return "..." if text.startswith("<") else text
 
 
 def clean_dataclass_signature(cls: Any, signature: str) -> str:
-    """Return a dataclass's signature with its defaults readable.
+    """Return a dataclass's signature as names and readable defaults.
 
     Python's signature of a dataclass shows a field's ``default_factory`` as
     ``<factory>`` and a function default as ``<function Cls.<lambda>>``: a named
     factory becomes its call (``dict()``), anything else in angle brackets ``...``.
-    A private field (``_name``, which the package's own code fills in) is left out.
+    A private field (``_name``, which the package's own code fills in) is left out,
+    and so are the annotations (the class's ``Attributes:`` list the types).
 
     >>> from dataclasses import dataclass, field
     >>> @dataclass
@@ -452,24 +470,29 @@ def clean_dataclass_signature(cls: Any, signature: str) -> str:
     ...     a: dict = field(default_factory=dict)
     ...     b: dict = field(default_factory=lambda: {"n": 1})
     ...     f: object = lambda x: x
-    >>> sig = "(a=<factory>, b=<factory>, f=<function <lambda>>, _g)"
-    >>> clean_dataclass_signature(P, sig)
+    ...     _g: int = 0
+    >>> clean_dataclass_signature(P, "(a: dict = <factory>, ...)")
     '(a=dict(), b=..., f=...)'
     """
-    fields = getattr(cls, "__dataclass_fields__", None)
-    if not fields or not signature:
+    if not signature or not dataclasses.is_dataclass(cls):
         return signature
-    for name, spec in fields.items():
-        factory = spec.default_factory
-        if factory is dataclasses.MISSING:
-            continue
-        label = getattr(factory, "__qualname__", "")
-        call = f"{label}()" if label.isidentifier() else "..."
-        signature = re.sub(
-            rf"\b{re.escape(name)}=<factory>", f"{name}={call}", signature
+    try:
+        parsed = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return signature
+    parameters = [
+        parameter.replace(
+            annotation=inspect.Parameter.empty,
+            default=parameter.default
+            if parameter.default is inspect.Parameter.empty
+            else _Shown(_default_text(cls, parameter.name, parameter.default)),
         )
-    signature = _OBJECT_REPR.sub("=...", signature)
-    return _PRIVATE_PARAMETER.sub("", signature)
+        for parameter in parsed.parameters.values()
+        if not parameter.name.startswith("_")
+    ]
+    return str(
+        parsed.replace(parameters=parameters, return_annotation=inspect.Signature.empty)
+    )
 
 
 def only_object_bases(cls: type) -> bool:
