@@ -36,6 +36,7 @@ _LAYERS = {
     "audit": 1,
     "data": 1,
     "report": 1,
+    "paper_numbers": 1,
     "plotting": 1,
     "mean": 2,
     "synth": 2,
