@@ -37,6 +37,7 @@ _LAYERS = {
     "data": 1,
     "report": 1,
     "paper_numbers": 1,
+    "pld": 1,
     "plotting": 1,
     "mean": 2,
     "synth": 2,

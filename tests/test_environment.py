@@ -35,7 +35,11 @@ def _pyproject_packages() -> dict[str, str]:
 
 
 #: Import name -> distribution name, where they differ.
-_DISTRIBUTION = {"sklearn": "scikit-learn", "distributed": "dask"}
+_DISTRIBUTION = {
+    "sklearn": "scikit-learn",
+    "distributed": "dask",
+    "dp_accounting": "dp-accounting",
+}
 
 #: Modules the package imports only inside a notebook or on request, each provided by
 #: where it runs: IPython and myst_nb by Jupyter or the book's toolchain (the ``book``
