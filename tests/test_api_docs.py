@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dpnotes"
@@ -38,10 +39,7 @@ _ROLE = re.compile(r"\{py:(\w+)\}`(?:[^`<]*<)?~?([\w.]+)>?`")
 @cache
 def checker() -> types.ModuleType:
     """Import ``book/_ext/api_docstrings.py`` (it needs no Sphinx at import)."""
-    spec = importlib.util.spec_from_file_location("api_docstrings", EXT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(str(EXT.relative_to(ROOT)))
 
 
 def module_name(path: Path) -> str:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import jupytext
 import pytest
 import yaml
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -82,17 +81,7 @@ def test_book_config_is_strict_and_offline_ready():
     assert "sphinx_proof" in CONFIG["sphinx"]["extra_extensions"]
 
 
-def _colab_module():
-    spec = importlib.util.spec_from_file_location(
-        "colab", ROOT / "scripts" / "colab.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["colab"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-colab = _colab_module()
+colab = load_script("scripts/colab.py")
 
 
 def test_every_chapter_is_a_notebook_source():

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "book_inputs.py"
+from script_loader import load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("book_inputs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["book_inputs"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/book_inputs.py")
 
 
 bi = _load()

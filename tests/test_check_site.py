@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 import zlib
 from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_site.py"
+from script_loader import load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("check_site", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["check_site"] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/check_site.py")
 
 
 cs = _load()

@@ -8,29 +8,18 @@ profiles), offline.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "colab", ROOT / "scripts" / "colab.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["colab"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-colab = _load()
+colab = load_script("scripts/colab.py")
 
 BIB = {
     "dwork2006": {
