@@ -30,6 +30,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from dpnotes.paths import repository_root
+
 __all__ = [
     "FIGSIZE",
     "FIGURES_ENV",
@@ -273,11 +275,8 @@ def figures_folder() -> Path:
     env = os.environ.get(FIGURES_ENV)
     if env:
         return Path(env)
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "book").is_dir():
-            return folder / "book" / "_figures"
-    return here / "figures"
+    root = repository_root()
+    return root / "book" / "_figures" if root else Path.cwd().resolve() / "figures"
 
 
 _STABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")

@@ -29,6 +29,7 @@ MAX_PUBLIC_FUNCTION_LINES = 100
 _LAYERS = {
     "validation": 0,
     "rng": 0,
+    "paths": 0,
     "accounting": 1,
     "mechanisms": 1,
     "bounds": 1,

@@ -51,6 +51,7 @@ from filelock import FileLock, Timeout
 
 from dpnotes.lab.fingerprint import code_digests
 from dpnotes.lab.registry import stable_hash, to_jsonable
+from dpnotes.paths import repository_root
 
 __all__ = [
     "RunCache",
@@ -91,11 +92,10 @@ def results_root(root: str | os.PathLike[str] | None = None) -> Path:
     env = os.environ.get(RESULTS_ENV)
     if env:
         return Path(env)
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "_toc.yml").is_file() and (folder / "book").is_dir():
-            return folder / "book" / "_results"
-    return here / "dpnotes_results"
+    root = repository_root()
+    return (
+        root / "book" / "_results" if root else Path.cwd().resolve() / "dpnotes_results"
+    )
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
