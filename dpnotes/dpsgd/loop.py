@@ -213,11 +213,13 @@ class _Run:
     num_groups: int
     batch_size: int
     epochs: int
+    steps: int | None
     delta: float
     sigma2: float | None
     sigma1: float | None
     c0: float | None
     weight_decay: float
+    momentum: float
     sampling: str
     target_epsilon: float | None
     on_epoch_end: Callable[[int, nn.Module], None] | None
@@ -240,6 +242,8 @@ class _Run:
 
     @property
     def planned_steps(self) -> int:
+        if self.steps is not None:
+            return self.steps
         return self.epochs * self.steps_per_epoch
 
 
@@ -256,11 +260,14 @@ def _check_arguments(
     count_noise_multiplier: Any,
     batch_size: Any,
     epochs: Any,
+    steps: Any,
     delta: Any,
     target_epsilon: Any,
     weight_decay: Any,
+    momentum: Any,
     sampling: Any,
     on_epoch_end: Any,
+    class_labels: bool,
 ) -> _Run:
     """Validate :func:`train`'s arguments; see its docstring for the rules."""
     check_choice(method, METHODS, "method")
@@ -268,22 +275,29 @@ def _check_arguments(
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
     num_groups = check_int(num_groups, "num_groups", minimum=1)
-    epochs = check_int(epochs, "epochs", minimum=1)
+    if epochs is not None and steps is not None:
+        raise ValueError(
+            f"pass epochs or steps, not both (got epochs={epochs!r}, steps={steps!r}): "
+            "steps fixes the number of steps, and the last epoch is then partial."
+        )
+    epochs = 1 if epochs is None and steps is None else epochs
+    if steps is not None:
+        steps = check_int(steps, "steps", minimum=1)
+    else:
+        epochs = check_int(epochs, "epochs", minimum=1)
     batch_size = check_int(batch_size, "batch_size")
     delta = check_delta(delta)
-    x_t, y_t = as_tensor(x, "x"), as_tensor(y, "y")
-    n = int(x_t.shape[0]) if x_t.dim() > 0 else 0
-    if n == 0 or y_t.dim() == 0 or y_t.shape[0] != n:
-        raise ValueError(
-            f"x and y must hold the same positive number of examples, got "
-            f"{tuple(x_t.shape)} and {tuple(y_t.shape)}."
-        )
+    x_t = _check_inputs(model, x)
+    n = int(x_t.shape[0])
+    y_t = _check_targets(y, n, class_labels)
     g_t = _check_groups(groups, n, num_groups)
     if not 0 < batch_size <= n:
         raise ValueError(
             f"batch_size={batch_size} gives the sample rate q = batch_size / n = "
             f"{batch_size}/{n}, outside (0, 1]; pick 1 <= batch_size <= n."
         )
+    if steps is not None:
+        epochs = -(-steps // (n // batch_size))
     sigma2 = sigma1 = c0 = None
     if method != "sgd":
         if noise_multiplier is None or clip_norm is None:
@@ -316,6 +330,7 @@ def _check_arguments(
         weight_decay = float(getattr(model, "weight_decay", 0.0))
     if weight_decay < 0 or not math.isfinite(weight_decay):
         raise ValueError(f"weight_decay must be finite and >= 0, got {weight_decay!r}.")
+    momentum = _check_momentum(momentum)
     return _Run(
         method=method,
         x=x_t,
@@ -324,15 +339,141 @@ def _check_arguments(
         num_groups=num_groups,
         batch_size=batch_size,
         epochs=epochs,
+        steps=steps,
         delta=delta,
         sigma2=sigma2,
         sigma1=sigma1,
         c0=c0,
         weight_decay=weight_decay,
+        momentum=momentum,
         sampling=sampling,
         target_epsilon=target_epsilon,
         on_epoch_end=on_epoch_end,
     )
+
+
+def _check_momentum(momentum: Any) -> float:
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(
+            f"momentum must be a number in [0, 1), got {type(momentum).__name__}."
+        )
+    momentum = float(momentum)
+    if not (math.isfinite(momentum) and 0.0 <= momentum < 1.0):
+        raise ValueError(
+            f"momentum must be in [0, 1) (0: plain SGD; 0.5 in the reference code), "
+            f"got {momentum!r}."
+        )
+    return momentum
+
+
+def _model_dtype(model: nn.Module) -> torch.dtype:
+    first = next((p for p in model.parameters() if p.requires_grad), None)
+    if first is None:
+        raise ValueError(
+            "the model has no trainable parameters; nothing would be trained."
+        )
+    return first.dtype
+
+
+def _nonfinite_rows(t: Tensor) -> list[int]:
+    flat = t.reshape(t.shape[0], -1) if t.dim() > 1 else t.reshape(-1, 1)
+    bad = ~torch.isfinite(flat).all(dim=1)
+    return bad.nonzero().squeeze(1)[:5].tolist()
+
+
+def _check_inputs(model: nn.Module, x: Any) -> Tensor:
+    """Return ``x`` as a tensor of the model's dtype, after the input checks.
+
+    A non-finite input would make every parameter NaN after one step while the run
+    still reports its epsilon, so it is refused here, before any step.
+    """
+    x_t = as_tensor(x, "x")
+    if x_t.dim() == 0 or x_t.shape[0] == 0:
+        raise ValueError(
+            f"x must hold a positive number of examples along its first axis, got "
+            f"shape {tuple(x_t.shape)}."
+        )
+    if not x_t.is_floating_point():
+        raise TypeError(
+            f"x must hold floating-point features, got dtype {x_t.dtype}; convert "
+            "first, e.g. x.float() (and divide pixel values 0..255 by 255)."
+        )
+    dtype = _model_dtype(model)
+    if x_t.dtype != dtype:
+        # A float64 array for a float32 model (numpy's default) is converted, as
+        # the model's first layer would otherwise refuse it.
+        x_t = x_t.to(dtype)
+    bad = _nonfinite_rows(x_t)
+    if bad:
+        raise ValueError(
+            f"x holds non-finite values (NaN or inf), first in rows {bad}; one such "
+            "record would turn the whole model into NaN. Drop or impute those rows "
+            "(with a rule that does not look at the other records) before training."
+        )
+    return x_t
+
+
+def _check_targets(y: Any, n: int, class_labels: bool) -> Tensor:
+    """Return ``y`` as a tensor; class indices must be integers (range: :func:`_probe`).
+
+    ``class_labels``: the default cross-entropy loss, which takes class indices.
+    """
+    y_t = as_tensor(y, "y")
+    if y_t.dim() == 0 or y_t.shape[0] != n:
+        raise ValueError(
+            f"x and y must hold the same positive number of examples, got {n} "
+            f"examples in x and y of shape {tuple(y_t.shape)}."
+        )
+    if class_labels:
+        if y_t.is_floating_point() or y_t.is_complex() or y_t.dtype == torch.bool:
+            raise TypeError(
+                f"y must hold integer class indices 0..C-1 for the default "
+                f"cross-entropy loss, got dtype {y_t.dtype}; pass y.long() after "
+                "mapping the labels of the public class list to integers."
+            )
+        return y_t.long()
+    if y_t.is_floating_point() and _nonfinite_rows(y_t):
+        raise ValueError(
+            f"y holds non-finite values, first in rows {_nonfinite_rows(y_t)}; drop "
+            "or impute them before training."
+        )
+    return y_t
+
+
+def _probe(net: nn.Module, run: _Run, device: torch.device, class_labels: bool) -> None:
+    """Run the model on two examples to check the input width and the label range.
+
+    The output is looked at only for its shape and never released.
+    """
+    was_training = net.training
+    net.eval()
+    try:
+        with torch.no_grad():
+            out = net(run.x[:2].to(device))
+    except RuntimeError as err:
+        raise ValueError(
+            f"the model cannot take inputs of shape {tuple(run.x.shape[1:])} (one "
+            f"example); check the feature width against the model's first layer "
+            f"({err})."
+        ) from err
+    finally:
+        net.train(was_training)
+    if not class_labels:
+        return
+    if out.dim() != 2:
+        raise ValueError(
+            f"the default cross-entropy loss needs outputs of shape (batch, classes), "
+            f"got {tuple(out.shape)}; pass loss_fn for other outputs."
+        )
+    classes = int(out.shape[1])
+    bad = (run.y < 0) | (run.y >= classes)
+    if bool(bad.any()):
+        unknown = sorted(set(run.y[bad].tolist()))[:10]
+        raise ValueError(
+            f"y contains labels {unknown} outside 0..{classes - 1}, the classes of "
+            f"the model's {classes} outputs; map the labels of the public class list "
+            "to 0..C-1, or build the model with one output per class."
+        )
 
 
 def _check_groups(groups: Any, n: int, num_groups: int) -> Tensor:
@@ -370,16 +511,37 @@ def _check_groups(groups: Any, n: int, num_groups: int) -> Tensor:
 def _resolve_lr(
     lr: float | Callable[[int], float] | str, total_steps: int
 ) -> Callable[[int], float]:
+    """Return the learning rate of each step, checked for all steps before the first.
+
+    A schedule that returns a non-finite or non-positive rate at any planned step is
+    refused here rather than ending (or corrupting) a run midway.
+    """
     if isinstance(lr, str):
         check_choice(lr, _LR_SCHEDULES, "lr schedule")
         if lr == "1/sqrt(T)":
             const = 1.0 / math.sqrt(max(total_steps, 1))
             return lambda t: const
         return lambda t: 1.0 / math.sqrt(t + 1)
-    if callable(lr):
-        return lr
-    value = check_positive(lr, "lr")
-    return lambda t: value
+    if not callable(lr):
+        value = check_positive(lr, "lr")
+        return lambda t: value
+    rates = []
+    for t in range(total_steps):
+        try:
+            rate = float(lr(t))
+        except (TypeError, ValueError) as err:
+            raise TypeError(
+                f"the learning-rate schedule must return a number for step t={t} "
+                f"(counted from 0): {err}"
+            ) from err
+        if not (math.isfinite(rate) and rate > 0):
+            raise ValueError(
+                f"the learning-rate schedule returned {rate!r} at step t={t} "
+                f"(counted from 0; {total_steps} planned); every rate must be finite "
+                "and > 0."
+            )
+        rates.append(rate)
+    return rates.__getitem__
 
 
 def _stream_generators(
@@ -553,13 +715,26 @@ def _apply_update(
     denom: int,
     lr: float,
     weight_decay: float,
+    momentum: float = 0.0,
+    velocity: list[Tensor] | None = None,
 ) -> None:
-    """Plain SGD: ``p -= lr * (sum / denom + weight_decay * p)``."""
+    """SGD: ``p -= lr * (sum / denom + weight_decay * p)``, with heavy-ball momentum.
+
+    With ``momentum`` ``mu > 0`` the step is ``torch.optim.SGD``'s: ``v = mu v + d``
+    (``v = d`` at the first step), ``p -= lr * v``, where ``d`` is the bracket
+    above; ``velocity`` holds ``v`` (empty before the first step).
+    """
     with torch.no_grad():
-        for p, s in zip(params, sums, strict=True):
+        for i, (p, s) in enumerate(zip(params, sums, strict=True)):
             upd = s.view_as(p).to(p.dtype) / denom
             if weight_decay:
                 upd = upd + weight_decay * p
+            if momentum:
+                if len(velocity) <= i:
+                    velocity.append(upd.clone())
+                else:
+                    velocity[i].mul_(momentum).add_(upd)
+                upd = velocity[i]
             p.sub_(lr * upd)
 
 
@@ -645,6 +820,7 @@ class _Loop:
             run.groups.to(device),
         )
         self.ratio_sum = torch.zeros(run.num_groups, dtype=torch.float64, device=device)
+        self.velocity: list[Tensor] = []
         self.step = 0
 
     def epoch(self, epoch: int, on_step: Callable[[], Any]) -> EpochStats:
@@ -658,7 +834,15 @@ class _Loop:
             batch = self.clipper.compute(self.x[idx], self.y[idx])
             sums, denom, out = _sgd_step(run, batch, gb, (self.g_noise, self.g_count))
             lr_t = float(self.lr(self.step))
-            _apply_update(self.clipper.parameters, sums, denom, lr_t, run.weight_decay)
+            _apply_update(
+                self.clipper.parameters,
+                sums,
+                denom,
+                lr_t,
+                run.weight_decay,
+                run.momentum,
+                self.velocity,
+            )
             totals.add(batch, gb, out)
             if out is not None:
                 self.ratio_sum += out.sensitivity_ratio.double()
@@ -719,10 +903,12 @@ def train(
     count_noise_multiplier: float | None = None,
     lr: float | Callable[[int], float] | str = 0.1,
     batch_size: int = 256,
-    epochs: int = 1,
+    epochs: int | None = None,
+    steps: int | None = None,
     delta: float = 1e-5,
     target_epsilon: float | None = None,
     weight_decay: float | None = None,
+    momentum: float = 0.0,
     sampling: Literal["poisson", "shuffle"] = "poisson",
     loss_fn: LossFn | None = None,
     backend: Backend = "ghost",
@@ -744,8 +930,10 @@ def train(
 
     Args:
         model: The model to train (copied; the input is not modified).
-        x: Training inputs, ``(n, ...)``.
-        y: Training targets, ``(n,)`` (class indices for the default loss).
+        x: Training inputs, ``(n, ...)``, floating point and finite; converted to
+            the model's dtype (e.g. a float64 numpy array for a float32 model).
+        y: Training targets, ``(n,)``: integer class indices ``0..C-1`` for the
+            default loss, ``C`` the model's number of outputs.
         groups: Group label ``0..num_groups-1`` of each example, ``(n,)``.
         num_groups: The public number of groups ``K``; every group must occur.
         method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
@@ -755,24 +943,33 @@ def train(
         count_noise_multiplier: ``sigma_1`` for Naive and DPSGD-F; default
             ``COUNT_NOISE_FACTOR * noise_multiplier`` (10, as in the paper;
             :func:`~dpnotes.dpsgd.rules.step_noise_multipliers`).
-        lr: Learning rate: a positive float, a function of the step ``t`` (from 0),
-            ``"1/sqrt(T)"`` (constant ``1/sqrt(T)``, ``T`` the number of steps the
-            run will take) or ``"1/sqrt(t)"`` (``1/sqrt(t+1)``).
+        lr: Learning rate: a positive float, a function of the step ``t`` (from 0;
+            it is evaluated at every planned step before the first, and must be
+            finite and positive at each), ``"1/sqrt(T)"`` (constant ``1/sqrt(T)``,
+            ``T`` the number of steps the run will take) or ``"1/sqrt(t)"``
+            (``1/sqrt(t+1)``).
         batch_size: Expected batch size ``b`` (exact for ``"shuffle"``), ``<= n``.
-        epochs: Number of epochs.
+        epochs: Number of epochs (default 1 when ``steps`` is not given either).
+        steps: Number of steps instead of ``epochs``; the last epoch is then
+            partial (e.g. ``ceil(60 n / 256)`` steps, the count the DPSGD-F paper's
+            epsilons use; :func:`dpnotes.experiments.dpsgd_f.planned_steps`).
         delta: Target delta of the reported epsilon.
         target_epsilon: Stop before the first step that would bring epsilon above
             this value (to compare methods at one budget).
         weight_decay: L2 coefficient, applied to every trainable parameter; default
             the model's ``weight_decay`` attribute if it has one, else 0.
+        momentum: Heavy-ball momentum ``mu`` in ``[0, 1)`` with ``torch.optim.SGD``'s
+            semantics (``v = mu v + d``, ``w -= lr v``; 0: plain SGD). It acts on
+            the already-noised update, so it is post-processing and costs no
+            privacy; the reference code the paper replicates uses 0.5.
         sampling: ``"poisson"`` (default; the accounting is exact) or
             ``"shuffle"`` (the paper's fixed-size batches of a shuffled epoch; the
             reported RDP epsilon is then only an approximation, since the subsampled
             Gaussian analysis assumes Poisson sampling).
         loss_fn: Per-sample loss ``loss_fn(output, target) -> (b,)``; default
             cross-entropy.
-        backend: Per-sample gradient engine backend, ``"ghost"`` or
-            ``"functorch"``.
+        backend: Per-sample gradient engine backend
+            (:class:`~dpnotes.dpsgd.engine.PerSampleClipper`).
         rng: A numpy Generator; or pass ``generator`` (exactly one of the two).
         generator: A torch Generator, the alternative to ``rng``.
         device: Where to train (default: the model's device).
@@ -790,12 +987,18 @@ def train(
         epsilons and the per-epoch history.
 
     Raises:
-        ValueError: For an unknown method or sampling, inconsistent lengths,
-            group labels outside ``0..num_groups-1``, a group without examples, a
-            batch size giving a sample rate outside (0, 1], a non-positive noise
-            multiplier or clip norm, a model without trainable parameters, or a
+        ValueError: Before any step, for an unknown method or sampling,
+            inconsistent lengths, non-finite inputs (or non-finite targets of a
+            custom loss), class labels outside the model's outputs, inputs of a
+            shape the model cannot take, group labels outside
+            ``0..num_groups-1``, a group without examples, a batch size giving a
+            sample rate outside (0, 1], a non-positive noise multiplier or clip
+            norm, a momentum outside [0, 1), a learning-rate schedule that returns a
+            non-finite or non-positive rate at a planned step, both ``epochs`` and
+            ``steps``, a model without trainable parameters, or a
             ``target_epsilon`` that a single step exceeds.
-        TypeError: For a wrong type, or not exactly one of ``rng``/``generator``.
+        TypeError: For a wrong type (integer inputs, non-integer class labels or
+            group labels), or not exactly one of ``rng``/``generator``.
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbours (Poisson sampling),
@@ -832,23 +1035,26 @@ def train(
         count_noise_multiplier=count_noise_multiplier,
         batch_size=batch_size,
         epochs=epochs,
+        steps=steps,
         delta=delta,
         target_epsilon=target_epsilon,
         weight_decay=weight_decay,
+        momentum=momentum,
         sampling=sampling,
         on_epoch_end=on_epoch_end,
+        class_labels=loss_fn is None,
     )
     dev = _device_of(model, device)
     net = copy.deepcopy(model).to(dev)
+    _probe(net, run, dev, class_labels=loss_fn is None)
     net.train()
+    total = _plan_steps(run)
+    rate = _resolve_lr(lr, total)
+    streams = _stream_generators(rng, generator, dev)
     clipper = PerSampleClipper(
         net, loss_fn or cross_entropy_per_sample, backend=backend
     )
-    streams = _stream_generators(rng, generator, dev)
-    total = _plan_steps(run)
-    loop = _Loop(
-        run, net, clipper, streams, total=total, lr=_resolve_lr(lr, total), device=dev
-    )
+    loop = _Loop(run, net, clipper, streams, total=total, lr=rate, device=dev)
     history: list[EpochStats] = []
     bar = tqdm(total=total, desc=run.method, disable=not progress, leave=False)
     try:
