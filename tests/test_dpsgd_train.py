@@ -140,6 +140,170 @@ def test_sgd_rejects_a_target_epsilon(data) -> None:
         )  # fmt: skip
 
 
+# --- what would break the guarantee is refused before any step ---------------------
+
+
+def _kwargs(**change):
+    kwargs = {"num_groups": 2, "method": "dpsgd", "rng": np.random.default_rng(0)}
+    return {**kwargs, **DP, **change}
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_non_finite_inputs_are_refused(data, bad: float) -> None:
+    x, y, groups = data
+    x = x.clone()
+    x[7, 2] = bad
+    with pytest.raises(ValueError, match=r"non-finite values .* rows \[7\]"):
+        train(linear_model(), x, y, groups, **_kwargs())
+
+
+@pytest.mark.parametrize(
+    ("labels", "error", "match"),
+    [
+        ("float", TypeError, "integer class indices"),
+        ("bool", TypeError, "integer class indices"),
+        ("two", ValueError, r"labels \[2\] outside 0..1"),
+        ("negative", ValueError, r"labels \[-1\] outside 0..1"),
+    ],
+)
+def test_class_labels_must_be_integers_of_the_model_outputs(
+    data, labels: str, error: type, match: str
+) -> None:
+    x, y, groups = data
+    y = {
+        "float": y.double(),
+        "bool": y.bool(),
+        "two": torch.where(torch.arange(len(y)) == 3, 2, y),
+        "negative": torch.where(torch.arange(len(y)) == 3, -1, y),
+    }[labels]
+    with pytest.raises(error, match=match):
+        train(linear_model(), x, y, groups, **_kwargs())
+
+
+def test_a_custom_loss_takes_real_targets_but_not_non_finite_ones(data) -> None:
+    x, y, groups = data
+
+    def squared(out, target):
+        return (out[:, 1] - target).pow(2)
+
+    yf = y.double()
+    run = train(linear_model(), x, yf, groups, loss_fn=squared, **_kwargs(epochs=1))
+    assert run.steps == 20
+    yf[5] = math.nan
+    with pytest.raises(ValueError, match=r"y holds non-finite values, first in rows"):
+        train(linear_model(), x, yf, groups, loss_fn=squared, **_kwargs())
+
+
+def test_inputs_of_the_wrong_width_or_type(data) -> None:
+    x, y, groups = data
+    with pytest.raises(ValueError, match="cannot take inputs of shape \\(4,\\)"):
+        train(linear_model(), x[:, :4], y, groups, **_kwargs())
+    with pytest.raises(TypeError, match="floating-point features"):
+        train(linear_model(), (x > 0).long(), y, groups, **_kwargs())
+    # float64 features for a float32 model are converted, not refused.
+    run = train(linear_model(dtype=torch.float32), x, y, groups, **_kwargs())
+    assert next(run.model.parameters()).dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    ("schedule", "error", "match"),
+    [
+        (lambda t: 0.1 if t < 15 else math.nan, ValueError, r"nan at step t=15"),
+        (lambda t: 0.1 if t < 3 else math.inf, ValueError, r"inf at step t=3"),
+        (lambda t: 0.1 - 0.01 * t, ValueError, r"at step t=10 .* finite and > 0"),
+        (lambda t: "fast", TypeError, r"must return a number for step t=0"),
+    ],
+)
+def test_learning_rate_schedules_are_checked_at_every_planned_step(
+    data, schedule, error: type, match: str
+) -> None:
+    x, y, groups = data
+    calls = []
+
+    def on_epoch_end(epoch, model):  # never reached: the check comes first
+        calls.append(epoch)
+
+    with pytest.raises(error, match=match):
+        train(
+            linear_model(), x, y, groups,
+            **_kwargs(lr=schedule, epochs=1, on_epoch_end=on_epoch_end),
+        )  # fmt: skip
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        ({"momentum": 1.0}, ValueError, r"momentum must be in \[0, 1\)"),
+        ({"momentum": -0.1}, ValueError, "momentum"),
+        ({"momentum": math.nan}, ValueError, "momentum"),
+        ({"momentum": True}, TypeError, "momentum"),
+        ({"epochs": 2, "steps": 30}, ValueError, "epochs or steps, not both"),
+        ({"steps": 0}, ValueError, "steps"),
+    ],
+)
+def test_momentum_and_steps_are_checked(data, change, error, match) -> None:
+    x, y, groups = data
+    with pytest.raises(error, match=match):
+        train(linear_model(), x, y, groups, **_kwargs(**change))
+
+
+def test_steps_end_with_a_partial_epoch(data) -> None:
+    x, y, groups = data
+    run = train(linear_model(), x, y, groups, **_kwargs(steps=45))
+    # 2000 rows, batch 100: epochs of 20 steps, then 5 steps of a third epoch.
+    assert run.steps == 45 and not run.stopped_early
+    assert [h.steps for h in run.history] == [20, 40, 45]
+
+
+def test_momentum_is_torch_sgds_heavy_ball() -> None:
+    from dpnotes.dpsgd.loop import _apply_update
+
+    gen = torch.Generator().manual_seed(1)
+    ours = [torch.randn(3, 2, generator=gen, dtype=torch.float64)]
+    theirs = [ours[0].clone().requires_grad_(True)]
+    opt = torch.optim.SGD(theirs, lr=0.3, momentum=0.5, weight_decay=0.01)
+    velocity: list[torch.Tensor] = []
+    for _ in range(4):
+        grad_sum = torch.randn(6, generator=gen, dtype=torch.float64)
+        _apply_update(ours, [grad_sum], 2, 0.3, 0.01, 0.5, velocity)
+        theirs[0].grad = grad_sum.view(3, 2) / 2
+        opt.step()
+        torch.testing.assert_close(ours[0], theirs[0].detach(), rtol=1e-14, atol=0)
+
+
+def test_momentum_zero_is_plain_sgd_and_momentum_moves_further(data) -> None:
+    x, y, groups = data
+    plain = train(linear_model(), x, y, groups, **_kwargs(epochs=1))
+    zero = train(linear_model(), x, y, groups, **_kwargs(epochs=1, momentum=0.0))
+    heavy = train(linear_model(), x, y, groups, **_kwargs(epochs=1, momentum=0.5))
+    assert torch.equal(params_of(plain.model), params_of(zero.model))
+    # Same batches and noise, same epsilon: momentum is post-processing.
+    assert heavy.epsilon == plain.epsilon and heavy.steps == plain.steps
+    start = params_of(linear_model())
+    moved = (params_of(heavy.model) - start).norm() / (
+        params_of(plain.model) - start
+    ).norm()
+    assert moved > 1.3
+
+
+def test_a_huge_record_moves_one_step_no_more_than_its_clip_bound(data) -> None:
+    # Neighbouring data sets: record 0 replaced by one with a huge finite feature.
+    # With the same batches and noise, one DPSGD step differs by at most
+    # lr * 2 C / b (each version of the record contributes at most C).
+    # The batch is the whole data set, so the record is in it.
+    x, y, groups = data
+    far = x.clone()
+    far[0] = 1e30
+    b = len(y)
+    one_step = {"steps": 1, "sampling": "shuffle", "batch_size": b}
+    runs = [
+        train(linear_model(), xs, y, groups, **_kwargs(**one_step)) for xs in (x, far)
+    ]
+    gap = (params_of(runs[0].model) - params_of(runs[1].model)).norm()
+    assert 0 < gap <= DP["lr"] * 2 * DP["clip_norm"] / b * (1 + 1e-9)
+
+
 # --- the pieces of the rules ----------------------------------------------------------
 
 

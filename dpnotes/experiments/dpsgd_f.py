@@ -55,6 +55,7 @@ the run in ``epoch``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 import math
@@ -71,11 +72,15 @@ from dpnotes.lab.registry import Cache, Profile, register
 __all__ = [
     "DATASET_FILES",
     "DOUBLE_CLIP",
+    "LOOP_OPTIONS",
     "METHODS",
     "METRICS",
     "PAPER_SETTINGS",
+    "STEP_RULES",
     "dpsgd_budget",
+    "group_gradient_diagnostics",
     "load_cell_data",
+    "planned_steps",
     "seed_streams",
     "train_and_evaluate",
 ]
@@ -124,6 +129,11 @@ DATASET_FILES: dict[str, tuple[str, ...]] = {
     "dutch": ("dutch/dutch_census_2001.arff",),
 }
 
+#: The training-loop options a data set's settings may carry (absent: the paper's
+#: text): ``momentum`` (heavy-ball, after the noise), ``normalize`` (MNIST pixels
+#: standardised by public constants), ``step_rule`` (:data:`STEP_RULES`).
+LOOP_OPTIONS: tuple[str, ...] = ("momentum", "normalize", "step_rule")
+
 #: The metrics of the result tables: name -> (group, when, meaning).
 METRICS: dict[str, str] = {
     "accuracy": "per group and 'all'; final (dpsgdf_main, dpsgdf_clip, and the "
@@ -150,6 +160,10 @@ METRICS: dict[str, str] = {
     "wall_seconds": "'all', final: training and evaluation time of the run (of the "
     "cell that computed it, when the run cache gave it to several cells)",
     "n_train": "per group, final: training examples",
+    "mean_grad_norm": "per group, final, where diagnosed: norm of the gradient of "
+    "the group's mean training loss (the norm of its average per-sample gradient)",
+    "full_loss": "per group, final, where diagnosed: mean training loss of the "
+    "trained model over all of the group's training rows",
     "n_test": "per group, final: test examples",
 }
 
@@ -178,17 +192,35 @@ def load_cell_data(
     seed: int,
     train_rows: int | None = None,
     test_rows: int | None = None,
+    normalize: bool = False,
 ):
     """Return the :class:`~dpnotes.data.encodings.GroupedSplit` of a data set and seed.
 
     The split (or the MNIST minority subset) is drawn from the seed's data stream;
     ``train_rows`` / ``test_rows`` keep a random subset of that many rows (smoke
-    runs). Cached: the methods of one seed run one after the other.
+    runs). ``normalize`` (MNIST only) standardises the pixels of both sides with the
+    public constants :data:`dpnotes.data.mnist.MNIST_MEAN` and
+    :data:`~dpnotes.data.mnist.MNIST_STD` (:func:`dpnotes.data.mnist.normalize`),
+    as the reference code of the paper's MNIST setting does. Cached: the methods of
+    one seed run one after the other.
     """
     from dpnotes.data.encodings import GroupedSplit, load_grouped_split
 
+    if normalize and dataset != "mnist":
+        raise ValueError(
+            f"normalize applies to MNIST's pixels only, not to {dataset!r}, whose "
+            "features are already scaled by public bounds."
+        )
     data_rng = seed_streams(dataset, seed)[0]
     split = load_grouped_split(dataset, rng=data_rng)
+    if normalize:
+        from dpnotes.data.mnist import normalize as standardise
+
+        split = dataclasses.replace(
+            split,
+            x_train=standardise(split.x_train),
+            x_test=standardise(split.x_test),
+        )
     if train_rows is None and test_rows is None:
         return split
     parts = {}
@@ -215,10 +247,31 @@ def _group_labels(split) -> list[str]:
     return list(split.group_names)
 
 
+#: How a run's number of steps follows from its epochs: ``"floor"`` takes
+#: ``epochs * (n // b)`` steps (an epoch is ``n // b`` steps; the paper's text),
+#: ``"ceil"`` takes ``ceil(epochs * n / b)`` (the count behind the paper's
+#: epsilons, from the reference code's accountant; the last epoch is partial).
+STEP_RULES: tuple[str, ...] = ("floor", "ceil")
+
+
+def planned_steps(settings: Mapping[str, Any], n_train: int) -> int:
+    """Return the number of steps of a full run of ``settings`` on ``n_train`` rows.
+
+    ``settings["step_rule"]`` (default ``"floor"``) is one of :data:`STEP_RULES`.
+    """
+    from dpnotes.validation import check_choice
+
+    b, epochs = int(settings["batch_size"]), int(settings["epochs"])
+    rule = check_choice(settings.get("step_rule", "floor"), STEP_RULES, "step_rule")
+    if rule == "ceil":
+        return -(-epochs * n_train // b)
+    return epochs * (n_train // b)
+
+
 def dpsgd_budget(settings: Mapping[str, Any], n_train: int) -> float:
     """Return DPSGD's epsilon for a full run: the budget of Naive and DPSGD-F.
 
-    ``epochs * (n_train // batch_size)`` Poisson-subsampled Gaussian steps with rate
+    :func:`planned_steps` Poisson-subsampled Gaussian steps with rate
     ``batch_size / n_train`` and multiplier ``noise_multiplier``, improved RDP
     conversion.
     """
@@ -229,7 +282,7 @@ def dpsgd_budget(settings: Mapping[str, Any], n_train: int) -> float:
         method="dpsgd",
         sample_rate=b / n_train,
         noise_multiplier=float(settings["noise_multiplier"]),
-        steps=int(settings["epochs"]) * (n_train // b),
+        steps=planned_steps(settings, n_train),
         delta=float(settings["delta"]),
     )
 
@@ -271,6 +324,9 @@ def run_key(
     private = method != "sgd"
     keys = ("lr", "batch_size", "epochs", "delta")
     keys += ("noise_multiplier", "clip_norm") if private else ()
+    # The training-loop options enter only when set, so that the keys of runs made
+    # before they existed (plain SGD, pixels in [0, 1], floor steps) are unchanged.
+    keys += tuple(k for k in LOOP_OPTIONS if k in settings)
     return {
         "dataset": dataset,
         "method": method,
@@ -296,6 +352,7 @@ def train_and_evaluate(
     every_epoch: bool = False,
     cache: Cache | None = None,
     progress: bool = False,
+    diagnose: bool = False,
 ) -> pd.DataFrame:
     """Train one model and return its tidy rows (``metric, group, epoch, value``).
 
@@ -314,17 +371,22 @@ def train_and_evaluate(
         seed: Selects the data, initialisation and training streams
             (:func:`seed_streams`).
         settings: ``lr``, ``batch_size``, ``epochs``, ``noise_multiplier``,
-            ``clip_norm``, ``delta``.
+            ``clip_norm``, ``delta``; optionally the loop options
+            (:data:`LOOP_OPTIONS`): ``momentum``, ``normalize``, ``step_rule``.
         every_epoch: Return the test accuracy after every epoch (else at the end).
         cache: The run cache (:class:`~dpnotes.lab.registry.Cache`), or None to
             train every time.
         progress: Show a progress bar over the training steps.
+        diagnose: Add the final ``mean_grad_norm`` and ``full_loss`` rows
+            (:func:`group_gradient_diagnostics`).
 
     Returns:
         The rows; see :data:`METRICS`. ``wall_seconds`` is the time of the run that
         computed them, also when they come from the cache.
     """
     key = run_key(config, dataset=dataset, method=method, seed=seed, settings=settings)
+    if diagnose:
+        key["diagnose"] = True
 
     def compute() -> pd.DataFrame:
         return _train_and_evaluate(
@@ -334,6 +396,7 @@ def train_and_evaluate(
             seed=seed,
             settings=settings,
             progress=progress,
+            diagnose=diagnose,
         )
 
     # Through the CSV form either way, so cached and computed rows are equal.
@@ -359,6 +422,7 @@ def _train_and_evaluate(
     seed: int,
     settings: Mapping[str, Any],
     progress: bool = False,
+    diagnose: bool = False,
 ) -> pd.DataFrame:
     """Train one run, test accuracy after every epoch: :func:`train_and_evaluate`."""
     from dpnotes.dpsgd.loop import train
@@ -367,7 +431,13 @@ def _train_and_evaluate(
     from dpnotes.rng import torch_generator
 
     started = time.perf_counter()
-    split = load_cell_data(dataset, int(seed), config.train_rows, config.test_rows)
+    split = load_cell_data(
+        dataset,
+        int(seed),
+        config.train_rows,
+        config.test_rows,
+        bool(settings.get("normalize", False)),
+    )
     _, init_rng, train_rng = seed_streams(dataset, int(seed))
     names = _group_labels(split)
     n_train = len(split.y_train)
@@ -402,8 +472,9 @@ def _train_and_evaluate(
         ),
         lr=settings["lr"],
         batch_size=int(settings["batch_size"]),
-        epochs=int(settings["epochs"]),
+        **_length(settings, n_train),
         delta=float(settings["delta"]),
+        momentum=float(settings.get("momentum", 0.0)),
         target_epsilon=budget if method in ("naive", "dpsgd_f") else None,
         sampling=config.sampling,
         rng=train_rng,
@@ -440,6 +511,12 @@ def _train_and_evaluate(
             for g, e in zip(names, result.group_epsilon, strict=True)
         ]
     rows.append(("stopped_early", "all", last, float(result.stopped_early)))
+    if diagnose:
+        diag = group_gradient_diagnostics(result.model, split)
+        for metric, values in diag.items():
+            rows += [
+                (metric, g, last, float(v)) for g, v in zip(names, values, strict=True)
+            ]
     for side in ("train", "test"):
         counts = np.bincount(getattr(split, f"g_{side}"), minlength=split.n_groups)
         rows += [
@@ -447,6 +524,55 @@ def _train_and_evaluate(
         ]
     rows.append(("wall_seconds", "all", last, time.perf_counter() - started))
     return pd.DataFrame(rows, columns=["metric", "group", "epoch", "value"])
+
+
+def _length(settings: Mapping[str, Any], n_train: int) -> dict[str, int]:
+    # The length of the run as train() takes it: epochs (floor rule, as before the
+    # rule existed), or the number of steps.
+    if settings.get("step_rule", "floor") == "floor":
+        return {"epochs": int(settings["epochs"])}
+    return {"steps": planned_steps(settings, n_train)}
+
+
+def group_gradient_diagnostics(model, split) -> dict[str, np.ndarray]:
+    """Return two per-group quantities of a trained model on its training rows.
+
+    ``mean_grad_norm``: the norm of the gradient of the group's mean loss, i.e. of
+    the group's *average* per-sample gradient, over all of the group's training
+    rows; ``full_loss``: that mean loss. The per-epoch ``grad_norm`` rows are the
+    other reading of "average gradient norm" (the mean of the per-sample norms,
+    over the epoch's batches); by the triangle inequality it is at least
+    ``mean_grad_norm``. Computed on private data, for diagnosis (not released).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    param = next(model.parameters())
+    was_training = model.training
+    model.eval()
+    params = [p for p in model.parameters() if p.requires_grad]
+    norms, losses = [], []
+    try:
+        for k in range(split.n_groups):
+            rows = np.flatnonzero(split.g_train == k)
+            grads = [torch.zeros_like(p) for p in params]
+            total = 0.0
+            for start in range(0, len(rows), 4096):
+                part = rows[start : start + 4096]
+                x = torch.as_tensor(split.x_train[part], device=param.device)
+                y = torch.as_tensor(split.y_train[part], device=param.device)
+                with torch.enable_grad():
+                    loss = F.cross_entropy(model(x), y, reduction="sum")
+                    parts = torch.autograd.grad(loss, params)
+                for g, p in zip(grads, parts, strict=True):
+                    g += p
+                total += float(loss.detach())
+            sq = sum(float((g / len(rows)).double().pow(2).sum()) for g in grads)
+            norms.append(math.sqrt(sq))
+            losses.append(total / len(rows))
+    finally:
+        model.train(was_training)
+    return {"mean_grad_norm": np.array(norms), "full_loss": np.array(losses)}
 
 
 def _datasets_of(config: TrainingProfile) -> list[str]:

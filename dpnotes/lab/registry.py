@@ -57,6 +57,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.stratified_mean",
     "dpnotes.experiments.strat_synth",
     "dpnotes.experiments.dpsgd_f",
+    "dpnotes.experiments.dpsgdf_reference",
 )
 
 
