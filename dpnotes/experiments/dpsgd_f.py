@@ -72,10 +72,10 @@ from dpnotes.lab.registry import Cache, Profile, register
 __all__ = [
     "DATASET_FILES",
     "DOUBLE_CLIP",
-    "LOOP_OPTIONS",
     "METHODS",
     "METRICS",
     "PAPER_SETTINGS",
+    "RUN_OPTIONS",
     "STEP_RULES",
     "dpsgd_budget",
     "group_gradient_diagnostics",
@@ -129,10 +129,12 @@ DATASET_FILES: dict[str, tuple[str, ...]] = {
     "dutch": ("dutch/dutch_census_2001.arff",),
 }
 
-#: The training-loop options a data set's settings may carry (absent: the paper's
-#: text): ``momentum`` (heavy-ball, after the noise), ``normalize`` (MNIST pixels
-#: standardised by public constants), ``step_rule`` (:data:`STEP_RULES`).
-LOOP_OPTIONS: tuple[str, ...] = ("momentum", "normalize", "step_rule")
+#: The options a data set's settings may carry beyond :data:`PAPER_SETTINGS`
+#: (absent: the paper's text and the package's default encoding): ``momentum``
+#: (heavy-ball, after the noise), ``normalize`` (MNIST pixels standardised by public
+#: constants), ``step_rule`` (:data:`STEP_RULES`), ``encoding`` (of the census
+#: sets: :data:`dpnotes.data.encodings.ENCODINGS`).
+RUN_OPTIONS: tuple[str, ...] = ("momentum", "normalize", "step_rule", "encoding")
 
 #: The metrics of the result tables: name -> (group, when, meaning).
 METRICS: dict[str, str] = {
@@ -193,6 +195,7 @@ def load_cell_data(
     train_rows: int | None = None,
     test_rows: int | None = None,
     normalize: bool = False,
+    encoding: str | None = None,
 ):
     """Return the :class:`~dpnotes.data.encodings.GroupedSplit` of a data set and seed.
 
@@ -201,8 +204,10 @@ def load_cell_data(
     runs). ``normalize`` (MNIST only) standardises the pixels of both sides with the
     public constants :data:`dpnotes.data.mnist.MNIST_MEAN` and
     :data:`~dpnotes.data.mnist.MNIST_STD` (:func:`dpnotes.data.mnist.normalize`),
-    as the reference code of the paper's MNIST setting does. Cached: the methods of
-    one seed run one after the other.
+    as the reference code of the paper's MNIST setting does. ``encoding`` (census
+    only; None: the loader's default) selects the census encoding
+    (:data:`dpnotes.data.encodings.ENCODINGS`); it changes the columns, never the
+    rows of the split. Cached: the methods of one seed run one after the other.
     """
     from dpnotes.data.encodings import GroupedSplit, load_grouped_split
 
@@ -211,8 +216,11 @@ def load_cell_data(
             f"normalize applies to MNIST's pixels only, not to {dataset!r}, whose "
             "features are already scaled by public bounds."
         )
+    if encoding is not None and dataset == "mnist":
+        raise ValueError("encoding applies to the census sets, not to MNIST.")
     data_rng = seed_streams(dataset, seed)[0]
-    split = load_grouped_split(dataset, rng=data_rng)
+    options = {} if encoding is None else {"encoding": encoding}
+    split = load_grouped_split(dataset, rng=data_rng, **options)
     if normalize:
         from dpnotes.data.mnist import normalize as standardise
 
@@ -324,9 +332,9 @@ def run_key(
     private = method != "sgd"
     keys = ("lr", "batch_size", "epochs", "delta")
     keys += ("noise_multiplier", "clip_norm") if private else ()
-    # The training-loop options enter only when set, so that the keys of runs made
-    # before they existed (plain SGD, pixels in [0, 1], floor steps) are unchanged.
-    keys += tuple(k for k in LOOP_OPTIONS if k in settings)
+    # The options enter only when set, so that the keys of runs made before they
+    # existed (plain SGD, pixels in [0, 1], floor steps, full encoding) are unchanged.
+    keys += tuple(k for k in RUN_OPTIONS if k in settings)
     return {
         "dataset": dataset,
         "method": method,
@@ -371,8 +379,9 @@ def train_and_evaluate(
         seed: Selects the data, initialisation and training streams
             (:func:`seed_streams`).
         settings: ``lr``, ``batch_size``, ``epochs``, ``noise_multiplier``,
-            ``clip_norm``, ``delta``; optionally the loop options
-            (:data:`LOOP_OPTIONS`): ``momentum``, ``normalize``, ``step_rule``.
+            ``clip_norm``, ``delta``; optionally the options of
+            :data:`RUN_OPTIONS`: ``momentum``, ``normalize``, ``step_rule``,
+            ``encoding``.
         every_epoch: Return the test accuracy after every epoch (else at the end).
         cache: The run cache (:class:`~dpnotes.lab.registry.Cache`), or None to
             train every time.
@@ -437,6 +446,7 @@ def _train_and_evaluate(
         config.train_rows,
         config.test_rows,
         bool(settings.get("normalize", False)),
+        settings.get("encoding"),
     )
     _, init_rng, train_rng = seed_streams(dataset, int(seed))
     names = _group_labels(split)

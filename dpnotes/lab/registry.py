@@ -58,6 +58,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.strat_synth",
     "dpnotes.experiments.dpsgd_f",
     "dpnotes.experiments.dpsgdf_reference",
+    "dpnotes.experiments.dpsgdf_census",
 )
 
 
