@@ -7,7 +7,7 @@
   DPSGD-F) and its results.
 * :mod:`dpnotes.dpsgd.evaluate` -- predictions and accuracy per group.
 * :mod:`dpnotes.dpsgd.engine` -- per-sample gradient norms and clipped sums in batch
-  (:class:`PerSampleClipper`, ghost and ``torch.func`` backends).
+  (:class:`PerSampleClipper`, ghost, bookkeeping and ``torch.func`` backends).
 * :mod:`dpnotes.dpsgd.models` -- the paper's models.
 
 The data sets are in :mod:`dpnotes.data.encodings`; the RDP accounting in

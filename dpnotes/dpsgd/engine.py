@@ -13,7 +13,7 @@ be chosen in between::
     # the sum of w_i c_i grad_i over the batch:
     grads = batch.clipped_sum(bounds[groups], weights=w)
 
-No Python loop runs over the examples. Two backends:
+No Python loop runs over the examples. Three backends:
 
 ``"ghost"`` (default)
     Forward hooks on every module that owns trainable parameters record the module's
@@ -36,25 +36,51 @@ No Python loop runs over the examples. Two backends:
     between modules, or a module called twice per forward, are refused (use
     ``"functorch"``).
 
+``"bookkeeping"``
+    Book-keeping (Bu et al. 2023): one forward and one backward pass (to the layer
+    outputs, as the ghost backend), the same hooks, and per layer the cheaper of the
+    ghost norm and an explicit per-sample gradient by a cost rule
+    (``_ghost_cheaper``, the paper's hybrid rule with the cost of the sum
+    added): ``nn.Linear`` on one position by ghost norm; ``nn.Conv2d`` (and a
+    ``Linear`` on long sequences) by per-sample gradients (input patches times
+    output gradients, into buffers reused from step to step), which the clipped
+    sum then reuses (a product with the coefficients); a ghost-norm layer's sum is
+    one product with rescaled output gradients. Only ``nn.Linear`` and ``nn.Conv2d``
+    with trainable parameters are supported (others are refused, naming the
+    layer). A batch's activations, output gradients and per-sample gradients live
+    until the next ``compute`` (or ``close``), which frees them. Cost on the
+    paper's MNIST CNN (CPU, batch 256, one thread): about 1.1 times a non-private
+    step (``benchmarks/bench_dpsgd.py``).
+
 ``"functorch"``
     ``torch.func.vmap(torch.func.grad_and_value(...))`` of the loss of one example
     over the batch: materialises every per-sample gradient (``b`` times the model's
     size in memory), works for any functional module. The reference the tests check
     the ghost backend against.
 
-Both backends need per-sample independence: a layer mixing examples (BatchNorm in
+All backends need per-sample independence: a layer mixing examples (BatchNorm in
 training mode) breaks it and is refused. An empty batch (Poisson sampling can draw
 none) gives empty norms and a zero sum without calling the model.
+
+A record whose per-sample norm is not finite (a NaN or infinite feature, or a
+gradient that overflows) gets clip factor 0 and contributes exactly 0 to every
+weighted or clipped sum, in every backend: its rows of activations, output
+gradients and per-sample gradients are replaced by zeros with ``torch.where`` (a
+product would give ``0 * inf = NaN``), which leaves the other rows bit-identical.
+Without this, one such record would turn the whole model into NaN while the run
+still reported its epsilon. Zeroing is a per-record operation, so the sensitivity
+of a clipped sum stays at its clip bound.
 
 References:
     opacus (yousefpour2021opacus), ``GradSampleModuleFastGradientClipping`` and its
     layer-wise grad and norm samplers; goodfellow2015efficient and li2022large (ghost
-    clipping); bu2023differentially (book-keeping); abadi2016deep (per-sample
-    clipping).
+    clipping); bu2023differentially (book-keeping, Algorithm 1, and its hybrid
+    ghost-norm / per-sample-gradient rule); abadi2016deep (per-sample clipping).
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,7 +101,7 @@ __all__ = [
 ]
 
 #: How :class:`PerSampleClipper` computes per-sample gradients and their norms.
-Backend = Literal["ghost", "functorch"]
+Backend = Literal["ghost", "functorch", "bookkeeping"]
 LossFn = Callable[[Tensor, Tensor], Tensor]
 
 
@@ -88,7 +114,9 @@ def clip_factors(norms: Tensor, clip_norms: Tensor | float) -> Tensor:
     """Return the clipping coefficients ``min(1, C_i / ||grad_i||)``.
 
     A zero gradient gets coefficient 1 (nothing to clip), so ``c_i ||grad_i|| <= C_i``
-    holds for every example.
+    holds for every example. A norm that is not finite (NaN or infinite: a record
+    with a non-finite value, or one whose gradient overflows) gets coefficient 0: that
+    example is dropped from the sum rather than turning every parameter into NaN.
 
     Args:
         norms: Per-sample gradient norms, shape ``(b,)``.
@@ -96,15 +124,28 @@ def clip_factors(norms: Tensor, clip_norms: Tensor | float) -> Tensor:
             positive.
 
     Returns:
-        The coefficients, shape ``(b,)``, in ``(0, 1]``.
+        The coefficients, shape ``(b,)``, in ``(0, 1]`` for finite norms, 0 for the
+        others.
+
+    Privacy:
+        Zeroing an example's coefficient is a per-record operation (it depends on
+        that example alone), so every term still has norm at most ``C_i`` and the
+        sensitivity of a clipped sum stays at the clip bound.
 
     Examples:
-        >>> clip_factors(torch.tensor([0.0, 0.5, 4.0]), 1.0).tolist()
-        [1.0, 1.0, 0.25]
+        >>> clip_factors(torch.tensor([0.0, 0.5, 4.0, float("nan")]), 1.0).tolist()
+        [1.0, 1.0, 0.25, 0.0]
     """
     c = torch.as_tensor(clip_norms, dtype=norms.dtype, device=norms.device)
     scale = c / torch.where(norms > 0, norms, torch.ones_like(norms))
-    return torch.where(norms > c, scale, torch.ones_like(norms))
+    factors = torch.where(norms > c, scale, torch.ones_like(norms))
+    return torch.where(torch.isfinite(norms), factors, torch.zeros_like(norms))
+
+
+def _row_mask(t: Tensor, keep: Tensor) -> Tensor:
+    # Zero the rows (examples) of ``t`` where ``keep`` is False. torch.where, not a
+    # product: 0 * inf is NaN, and the kept rows stay bit-identical.
+    return torch.where(keep.view(-1, *([1] * (t.dim() - 1))), t, torch.zeros_like(t))
 
 
 def as_tensor(a: Any, name: str) -> Tensor:
@@ -280,6 +321,188 @@ def _func_grad_samples(unit: _Unit, rec: _Record, g: Tensor) -> dict:
 
 
 # --------------------------------------------------------------------------------------
+# Per-layer rules of the bookkeeping backend
+# --------------------------------------------------------------------------------------
+
+#: Layers the bookkeeping backend supports (exact types; see :func:`_bk_supported`).
+_BK_LAYERS = "nn.Linear and nn.Conv2d (zero padding given as numbers)"
+
+
+#: ``buffer(name, shape, like)``: a tensor of that shape, dtype and device of ``like``,
+#: whose memory is reused from one batch to the next.
+_Buffers = Callable[[str, tuple[int, ...], Tensor], Tensor]
+
+
+def _bk_supported(layer: nn.Module) -> bool:
+    return type(layer) is nn.Linear or _conv2d_supported(layer)
+
+
+def _ghost_cheaper(t: int, d: int, p: int) -> bool:
+    """Return whether a layer's norm is cheaper by ghost norm than by its gradients.
+
+    Per example and group, a layer with ``t`` positions (sequence length, or output
+    pixels of a convolution), ``d`` inputs and ``p`` outputs costs, in
+    multiply-adds, ``t^2 (d + p)`` for the ghost norm (the two ``t x t`` Gram
+    matrices) plus ``t p d`` for its share of the clipped sum (one product with
+    rescaled output gradients), against ``t p d`` to materialise its per-sample
+    gradient plus ``2 p d`` for its norm and its share of the sum (a product with
+    the coefficients). Bu et al.'s hybrid rule ``2 t^2 < p d`` compares the norms
+    alone, because their sum is a product with the output gradients either way; here
+    a materialised gradient is reused for the sum, hence ``t^2 (d + p) <= 2 p d``.
+    """
+    return t * t * (d + p) <= 2 * p * d
+
+
+def _bk_linear(layer: nn.Linear, a: Tensor, g: Tensor) -> tuple[Tensor, dict]:
+    # Squared per-sample norms of a linear layer and, per parameter, the function of
+    # the coefficients that gives its weighted sum (data captured as arguments).
+    b, p_out = g.shape[0], g.shape[-1]
+    a = a.to(g.dtype)
+    w_on = layer.weight.requires_grad
+    bias_on = layer.bias is not None and layer.bias.requires_grad
+    sums: dict = {}
+    if g.dim() == 2:  # one position: ||g_i a_i^T||^2 = ||g_i||^2 ||a_i||^2
+        g2 = (g * g).sum(1)
+        sq = g2 * (a * a).sum(1) if w_on else torch.zeros_like(g2)
+        if bias_on:
+            sq = sq + g2
+            sums[layer.bias] = (_coef_rows, g)
+        if w_on:
+            sums[layer.weight] = (_outer_sum, g, a)
+        return sq, sums
+    a = a.reshape(b, -1, a.shape[-1])
+    g = g.reshape(b, -1, p_out)
+    sq = torch.zeros(b, dtype=g.dtype, device=g.device)
+    if bias_on:
+        gb = g.sum(1)
+        sq = sq + (gb * gb).sum(1)
+        sums[layer.bias] = (_coef_rows, gb)
+    if w_on:
+        if _ghost_cheaper(g.shape[1], a.shape[-1], p_out):
+            gram = torch.bmm(g, g.transpose(1, 2))
+            sq = sq + (torch.bmm(a, a.transpose(1, 2)) * gram).sum((1, 2))
+            sums[layer.weight] = (_outer_sum, g, a)
+        else:
+            per = torch.bmm(g.transpose(1, 2), a).reshape(b, -1)
+            sq = sq + _sq_norms(per)
+            sums[layer.weight] = (_coef_rows, per)
+    return sq, sums
+
+
+def _bk_conv2d(
+    layer: nn.Conv2d, a: Tensor, g: Tensor, buffer: _Buffers
+) -> tuple[Tensor, dict]:
+    # As _bk_linear, for a 2-D convolution: per group, t output pixels, d = C/G kh kw
+    # inputs per pixel, p = O/G outputs.
+    b, groups = g.shape[0], layer.groups
+    a = a.to(g.dtype)
+    w = layer.weight
+    sq = torch.zeros(b, dtype=g.dtype, device=g.device)
+    sums: dict = {}
+    if layer.bias is not None and layer.bias.requires_grad:
+        gb = g.sum((2, 3))
+        sq = sq + (gb * gb).sum(1)
+        sums[layer.bias] = (_coef_rows, gb)
+    if w.requires_grad:
+        t, d, p = g.shape[2] * g.shape[3], w[0].numel(), w.shape[0] // groups
+        if _ghost_cheaper(t, d, p):
+            patches = F.unfold(
+                a,
+                layer.kernel_size,
+                dilation=layer.dilation,
+                padding=layer.padding,
+                stride=layer.stride,
+            ).reshape(b * groups, d, t)
+            gg = g.reshape(b * groups, p, t)
+            gram = torch.bmm(gg.transpose(1, 2), gg)
+            prod = torch.bmm(patches.transpose(1, 2), patches) * gram
+            sq = sq + prod.sum((1, 2)).view(b, groups).sum(1)
+            sums[w] = (_conv_sum, layer, g, a)
+        else:
+            per = _conv2d_per_sample(layer, a, g, buffer)
+            sq = sq + _sq_norms(per)
+            sums[w] = (_coef_rows, per)
+    return sq, sums
+
+
+def _conv2d_per_sample(
+    layer: nn.Conv2d, a: Tensor, g: Tensor, buffer: _Buffers
+) -> Tensor:
+    # Per-sample weight gradients of a 2-D convolution, (b, O C/G kh kw): per
+    # group, the output gradients (O/G, t) times the input patches (t, C/G kh kw),
+    # a chunk of examples at a time. The patches and the result live in buffers
+    # reused from step to step: allocating them afresh cost more in page faults
+    # than the products themselves (CPU, glibc). Measured against this on the
+    # paper's CNN: the batch folded into the groups of one convolution backward
+    # (allocates twice the result's memory per call) and one grouped forward
+    # convolution with the output gradients as kernels (as fast, but allocates).
+    b, groups = a.shape[0], layer.groups
+    w = layer.weight
+    o, ho, wo = g.shape[1:]
+    cg, kh, kw = w.shape[1:]
+    per = buffer("per", (b * groups, o // groups, cg * kh * kw), g)
+    gg = g.reshape(b * groups, o // groups, ho * wo)
+    if cg == 1:
+        # One input channel per group (a first layer on grey images, depthwise):
+        # patches copied from a strided view of the (padded) input, cheaper than
+        # im2col here.
+        ph, pw = layer.padding
+        ap = F.pad(a, (pw, pw, ph, ph)) if ph or pw else a.contiguous()
+        sn, sc, sh, sw = ap.stride()
+        (dh, dw), (th, tw) = layer.dilation, layer.stride
+    for s in range(0, b, _CONV_CHUNK):
+        e = min(s + _CONV_CHUNK, b)
+        patches = buffer("patches", (e - s, groups * cg * kh * kw, ho * wo), g)
+        if cg == 1:
+            view = ap[s:e].as_strided(
+                (e - s, groups, kh, kw, ho, wo),
+                (sn, sc, dh * sh, dw * sw, th * sh, tw * sw),
+                ap.storage_offset() + s * sn,
+            )
+            patches.view(view.shape).copy_(view)
+        else:
+            torch.ops.aten.im2col.out(
+                a[s:e],
+                layer.kernel_size,
+                layer.dilation,
+                layer.padding,
+                layer.stride,
+                out=patches,
+            )
+        torch.bmm(
+            gg[s * groups : e * groups],
+            patches.view((e - s) * groups, cg * kh * kw, ho * wo).transpose(1, 2),
+            out=per[s * groups : e * groups],
+        )
+    return per.view(b, -1)
+
+
+def _coef_rows(coef: Tensor, rows: Tensor) -> Tensor:
+    # sum_i c_i rows_i for materialised per-sample rows.
+    return coef @ rows
+
+
+def _outer_sum(coef: Tensor, g: Tensor, a: Tensor) -> Tensor:
+    # sum_i c_i sum_t g_it a_it^T: one product with rescaled output gradients.
+    gc = g * coef.view(-1, *([1] * (g.dim() - 1)))
+    return gc.reshape(-1, g.shape[-1]).T @ a.reshape(-1, a.shape[-1])
+
+
+def _conv_sum(coef: Tensor, layer: nn.Conv2d, g: Tensor, a: Tensor) -> Tensor:
+    # sum_i c_i grad_i of a convolution's weight: the weight gradient of the batch
+    # with rescaled output gradients.
+    return torch.nn.grad.conv2d_weight(
+        a,
+        layer.weight.shape,
+        g * coef.view(-1, 1, 1, 1),
+        stride=layer.stride,
+        padding=layer.padding,
+        dilation=layer.dilation,
+        groups=layer.groups,
+    )
+
+
+# --------------------------------------------------------------------------------------
 # The result of one batch
 # --------------------------------------------------------------------------------------
 
@@ -316,11 +539,21 @@ class PerSampleGradients:
             coefficients: One real coefficient per example, shape ``(b,)``.
             set_grad: Also store the sums in ``p.grad`` (overwriting it).
 
+        An example whose norm is not finite contributes exactly 0, whatever its
+        coefficient.
+
         Returns:
             The sums, in the order of :attr:`parameters`.
 
         Raises:
             ValueError: If ``coefficients`` does not have shape ``(b,)``.
+            RuntimeError: Under the bookkeeping backend, if the clipper has computed
+                another batch since (which freed this one's activations).
+
+        Privacy:
+            Zeroing a non-finite example is a per-record operation: the sum's
+            sensitivity is ``max_i |coefficients_i| ||grad_i||`` over the finite
+            examples.
         """
         coef = torch.as_tensor(coefficients, device=self.norms.device)
         if coef.shape != (self.batch_size,):
@@ -354,7 +587,13 @@ class PerSampleGradients:
         Returns:
             The sums, in the order of :attr:`parameters`. Each clipped, weighted term
             has norm at most ``|w_i| C_i``: the L2 sensitivity of the sum under
-            adding or removing one example is ``max_i |w_i| C_i``.
+            adding or removing one example is ``max_i |w_i| C_i``. An example with a
+            non-finite norm gets coefficient 0 (:func:`clip_factors`) and adds
+            exactly 0.
+
+        Privacy:
+            Each term is clipped (or zeroed) on its own record, so the L2
+            sensitivity under add/remove-one neighbours is ``max_i |w_i| C_i``.
 
         Raises:
             ValueError: If a bound is not positive or a shape is wrong.
@@ -393,19 +632,24 @@ class PerSampleClipper:
         loss_fn: ``loss_fn(output, target)`` returning one loss per example, shape
             ``(b,)`` (e.g. a criterion with ``reduction="none"``); default
             :func:`cross_entropy_per_sample`.
-        backend: ``"ghost"`` (default) or ``"functorch"``; see the module docstring.
+        backend: ``"ghost"`` (default), ``"bookkeeping"`` (fastest; ``nn.Linear``
+            and ``nn.Conv2d`` only) or ``"functorch"``; see the module docstring.
 
     Raises:
         ValueError: If the model has no trainable parameters, contains BatchNorm
             (mixes examples; use GroupNorm), shares parameters between modules under
-            the ghost backend, or ``backend`` is unknown.
+            the ghost or bookkeeping backend, has a trainable layer other than
+            ``nn.Linear``/``nn.Conv2d`` under the bookkeeping backend, or
+            ``backend`` is unknown.
         TypeError: If ``model`` is not an ``nn.Module`` or ``loss_fn`` not callable.
 
     Privacy:
         None by itself: this computes exact, non-private quantities. The sum of
         clipped gradients with bounds ``C_i`` and weights ``w_i`` has L2 sensitivity
         ``max_i |w_i| C_i`` under add/remove-one neighbours, which the caller
-        calibrates noise to.
+        calibrates noise to. An example with a non-finite gradient norm is left out
+        of every sum (coefficient 0): a per-record operation, so the sensitivity
+        stays at the clip bound.
 
     References:
         yousefpour2021opacus; li2022large; bu2023differentially; abadi2016deep.
@@ -437,9 +681,10 @@ class PerSampleClipper:
             loss_fn = cross_entropy_per_sample
         if not callable(loss_fn):
             raise TypeError("loss_fn must be callable as loss_fn(output, target).")
-        if backend not in ("ghost", "functorch"):
+        if backend not in ("ghost", "functorch", "bookkeeping"):
             raise ValueError(
-                f"unknown backend {backend!r}; choose 'ghost' (default, fast) or "
+                f"unknown backend {backend!r}; choose 'ghost' (default), "
+                "'bookkeeping' (fastest; Linear and Conv2d layers only) or "
                 "'functorch' (materialises per-sample gradients, any functional model)."
             )
         params = [p for p in model.parameters() if p.requires_grad]
@@ -462,7 +707,9 @@ class PerSampleClipper:
         self._units: list[_Unit] = []
         self._active = False
         self._closed = False
-        if backend == "ghost":
+        self._last_sums: list[dict] | None = None
+        self._buffers: dict[tuple[str, str], Tensor] = {}
+        if backend != "functorch":
             self._plan_units()
 
     # -- context manager -------------------------------------------------------------
@@ -481,18 +728,64 @@ class PerSampleClipper:
                 u.handle.remove()
                 u.handle = None
             u.record = None
+        self._release()
+        self._buffers.clear()
+
+    def _buffer_for(self, unit: str) -> _Buffers:
+        # Buffers of the bookkeeping backend, per layer and name, reused from batch to
+        # batch (one batch's worth of memory): grown to a new largest batch, viewed
+        # to a smaller one (Poisson sampling varies the batch size).
+        def buffer(name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
+            key = (unit, name)
+            n = math.prod(shape)
+            buf = self._buffers.get(key)
+            if (
+                buf is None
+                or buf.numel() < n
+                or buf.dtype != like.dtype
+                or buf.device != like.device
+            ):
+                # Headroom, so that a slightly larger batch does not reallocate.
+                size = n + n // 8
+                buf = torch.empty(size, dtype=like.dtype, device=like.device)
+                self._buffers[key] = buf
+            return buf[:n].view(shape)
+
+        return buffer
+
+    def _release(self) -> None:
+        # The bookkeeping backend keeps one batch's activations and output gradients,
+        # until the next batch (or close) frees them.
+        if self._last_sums is not None:
+            self._last_sums.clear()
+            self._last_sums = None
 
     # -- ghost backend: plan ---------------------------------------------------------
 
     def _plan_units(self) -> None:
-        grad_samplers, norm_samplers = _opacus_samplers()
+        bk = self.backend == "bookkeeping"
+        if bk:
+            grad_samplers: dict = {}
+            norm_samplers: dict = {}
+        else:
+            grad_samplers, norm_samplers = _opacus_samplers()
         self._grad_samplers, self._norm_samplers = grad_samplers, norm_samplers
         covered: set[int] = set()
 
         def visit(name: str, m: nn.Module) -> None:
             own = [p for p in m.parameters(recurse=False) if p.requires_grad]
+            if own and bk and not _bk_supported(m):
+                raise ValueError(
+                    f"module {name or 'the model'!r} ({type(m).__name__}) has "
+                    f"trainable parameters, but backend='bookkeeping' supports only "
+                    f"{_BK_LAYERS}. Use backend='ghost' (opacus' per-layer samplers, "
+                    "torch.func for other layers) or backend='functorch' (any "
+                    "functional model)."
+                )
             if own:
-                if type(m) is nn.Linear and nn.Linear in norm_samplers:
+                if bk:
+                    rule = "linear" if type(m) is nn.Linear else "conv2d"
+                elif type(m) is nn.Linear and nn.Linear in norm_samplers:
                     rule = "linear"
                 elif _conv2d_supported(m):
                     rule = "conv2d"
@@ -515,8 +808,8 @@ class PerSampleClipper:
                     if id(p) in covered:
                         raise ValueError(
                             f"a parameter of module {name!r} is shared with another "
-                            "module; the ghost backend needs each parameter in one "
-                            "module. Use backend='functorch'."
+                            f"module; the {self.backend} backend needs each parameter "
+                            "in one module. Use backend='functorch'."
                         )
                     covered.add(id(p))
                 unit = _Unit(name=name, module=m, params=plist, rule=rule)
@@ -542,13 +835,13 @@ class PerSampleClipper:
             if unit.record is not None:
                 raise ValueError(
                     f"module {unit.name!r} ran twice in one forward pass (a reused "
-                    "layer or tied weights); the ghost backend cannot split its "
-                    "per-sample gradient. Use backend='functorch'."
+                    f"layer or tied weights); the {self.backend} backend cannot split "
+                    "its per-sample gradient. Use backend='functorch'."
                 )
             if not isinstance(output, Tensor):
                 raise ValueError(
                     f"module {unit.name!r} returned {type(output).__name__}, not a "
-                    "tensor; the ghost backend needs tensor outputs. Use "
+                    f"tensor; the {self.backend} backend needs tensor outputs. Use "
                     "backend='functorch'."
                 )
             inputs = [a.detach() for a in args if isinstance(a, Tensor)]
@@ -610,6 +903,8 @@ class PerSampleClipper:
             )
         if self.backend == "functorch":
             return self._compute_functorch(x, y)
+        if self.backend == "bookkeeping":
+            return self._compute_bookkeeping(x, y)
         return self._compute_ghost(x, y)
 
     def _check_losses(self, losses: Tensor, b: int) -> Tensor:
@@ -620,7 +915,9 @@ class PerSampleClipper:
             )
         return losses
 
-    def _compute_ghost(self, x: Tensor, y: Tensor) -> PerSampleGradients:
+    def _forward_backward(self, x: Tensor, y: Tensor) -> tuple[Tensor, list[_Unit]]:
+        # One forward pass with the hooks on, then one backward pass to the outputs
+        # of the hooked layers: their inputs and output gradients are then recorded.
         b = int(x.shape[0])
         for u in self._units:
             u.record = None
@@ -645,6 +942,11 @@ class PerSampleClipper:
                 targets.append(u.params[0])
         if targets:
             torch.autograd.grad(losses.sum(), targets, allow_unused=True)
+        return losses, units
+
+    def _compute_ghost(self, x: Tensor, y: Tensor) -> PerSampleGradients:
+        b = int(x.shape[0])
+        losses, units = self._forward_backward(x, y)
         dtype = losses.dtype
         sq = torch.zeros(b, dtype=dtype, device=losses.device)
         cache: list[tuple[_Unit, Any]] = []
@@ -671,8 +973,14 @@ class PerSampleClipper:
                 cache.append((u, flat))
             u.record = None  # drop the graph references
         norms = sq.clamp_min(0).sqrt()
+        finite = torch.isfinite(norms)
+        all_finite = bool(finite.all())
+        if not all_finite:  # such examples contribute exactly 0 to every sum
+            cache = [(u, [_row_mask(t, finite) for t in data]) for u, data in cache]
 
         def weighted(coef: Tensor) -> list[Tensor]:
+            if not all_finite:
+                coef = torch.where(finite, coef, torch.zeros_like(coef))
             out = [torch.zeros_like(p) for p in self.parameters]
             for u, data in cache:
                 if u.rule == "linear":
@@ -708,8 +1016,14 @@ class PerSampleClipper:
         b = int(x.shape[0])
         flat = [grads[n].reshape(b, -1) for n in names]
         norms = torch.sqrt(sum(_sq_norms(f) for f in flat))
+        finite = torch.isfinite(norms)
+        all_finite = bool(finite.all())
+        if not all_finite:  # such examples contribute exactly 0 to every sum
+            flat = [_row_mask(f, finite) for f in flat]
 
         def weighted(coef: Tensor) -> list[Tensor]:
+            if not all_finite:
+                coef = torch.where(finite, coef, torch.zeros_like(coef))
             return [
                 (coef.to(f.dtype) @ f).view_as(p)
                 for f, p in zip(flat, self.parameters, strict=True)
@@ -718,3 +1032,60 @@ class PerSampleClipper:
         return PerSampleGradients(
             norms.detach(), losses.detach(), self.parameters, weighted
         )
+
+    def _compute_bookkeeping(self, x: Tensor, y: Tensor) -> PerSampleGradients:
+        self._release()  # the previous batch's activations go before this forward
+        b = int(x.shape[0])
+        losses, units = self._forward_backward(x, y)
+        sq = torch.zeros(b, dtype=losses.dtype, device=losses.device)
+        # Per parameter: (function of the coefficients, its per-example data...).
+        sums: dict[int, tuple] = {}
+        for u in units:
+            rec = u.record
+            u.record = None  # drop the graph references
+            if rec.grad is None:  # the layer does not influence the loss
+                continue
+            g = rec.grad.detach()
+            if u.rule == "linear":
+                layer_sq, layer_sums = _bk_linear(u.module, rec.inputs[0], g)
+            else:
+                layer_sq, layer_sums = _bk_conv2d(
+                    u.module, rec.inputs[0], g, self._buffer_for(u.name)
+                )
+            sq = sq + layer_sq.to(sq.dtype)
+            for p, entry in layer_sums.items():
+                sums[self._param_index[id(p)]] = entry
+        norms = sq.clamp_min(0).sqrt()
+        finite = torch.isfinite(norms)
+        all_finite = bool(finite.all())
+        if not all_finite:  # such examples contribute exactly 0 to every sum
+            sums = {
+                i: tuple(
+                    _row_mask(t, finite) if isinstance(t, Tensor) else t for t in entry
+                )
+                for i, entry in sums.items()
+            }
+        holder = [sums]  # emptied by _release
+        self._last_sums = holder
+        del sums
+        params = self.parameters
+
+        def weighted(coef: Tensor) -> list[Tensor]:
+            if not holder:
+                raise RuntimeError(
+                    "this batch's activations were freed by the next compute() (or "
+                    "close()); make its sums before computing the next batch."
+                )
+            if not all_finite:
+                coef = torch.where(finite, coef, torch.zeros_like(coef))
+            out = []
+            for i, p in enumerate(params):
+                entry = holder[0].get(i)
+                if entry is None:  # the parameter does not influence the loss
+                    out.append(torch.zeros_like(p))
+                else:
+                    fn, *data = entry
+                    out.append(fn(coef.to(sq.dtype), *data).view_as(p))
+            return out
+
+        return PerSampleGradients(norms.detach(), losses.detach(), params, weighted)
