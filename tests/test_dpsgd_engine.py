@@ -286,7 +286,7 @@ def test_reused_layer_needs_functorch() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [*BACKENDS, "bookkeeping"])
 def test_cuda_matches_cpu(backend: str) -> None:
     model, x, y = make_case("cnn", seed=5)
     bounds = torch.linspace(0.2, 2.0, len(y), dtype=x.dtype)
