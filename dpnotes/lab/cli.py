@@ -1,4 +1,5 @@
-"""Command line: ``python -m dpnotes list``, ``run``, ``restamp`` and ``checkpoint``."""
+"""Command line: ``python -m dpnotes list``, ``run``, ``restamp``, ``attribute`` and
+``checkpoint``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from dpnotes.lab.attribute import attribute
 from dpnotes.lab.registry import PROFILES, Experiment, config_hash, list_experiments
 from dpnotes.lab.restamp import restamp
 from dpnotes.lab.runner import checkpoint, run, stale_reason
@@ -135,6 +137,24 @@ def _cmd_restamp(args: argparse.Namespace) -> int:
     return 0 if report.equal else 1
 
 
+def _cmd_attribute(args: argparse.Namespace) -> int:
+    entry = attribute(
+        args.name,
+        args.profile,
+        commit=args.commit,
+        seed=args.seed,
+        root=args.results,
+        accelerator=args.accelerator,
+        write=not args.check,
+    )
+    done = "checked only (nothing written)" if args.check else "written"
+    print(
+        f"{args.name} [{args.profile}]: {entry['modules_checked']} module digests "
+        f"equal at {entry['code_version']} (was {entry['old_code_version']}); {done}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m dpnotes``."""
     parser = argparse.ArgumentParser(
@@ -154,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.set_defaults(func=_cmd_list)
     _add_run(sub)
     _add_restamp(sub)
+    _add_attribute(sub)
     _add_checkpoint(sub)
     return parser
 
@@ -290,6 +311,28 @@ def _add_restamp(sub) -> None:
     )
     p_rs.add_argument("--no-progress", action="store_true", help="hide cells' bars")
     p_rs.set_defaults(func=_cmd_restamp)
+
+
+def _add_attribute(sub) -> None:
+    """Add the ``attribute`` command."""
+    p_at = sub.add_parser(
+        "attribute",
+        help="set a stored result's code version to the commit whose module digests "
+        "it recorded (a run on a machine without the repository's history)",
+    )
+    p_at.add_argument("name", help="experiment name (see `list`)")
+    p_at.add_argument("--profile", choices=PROFILES, default="paper")
+    p_at.add_argument("--seed", type=int, default=0, help="root seed of the result")
+    p_at.add_argument("--commit", required=True, help="the commit whose code ran")
+    p_at.add_argument(
+        "--accelerator",
+        default=None,
+        help="the accelerator the cells ran on, if the recorded one is wrong",
+    )
+    p_at.add_argument(
+        "--check", action="store_true", help="compare only; never rewrite meta.json"
+    )
+    p_at.set_defaults(func=_cmd_attribute)
 
 
 def _add_checkpoint(sub) -> None:

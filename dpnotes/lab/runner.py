@@ -113,7 +113,14 @@ def code_version() -> str:
     return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
 
 
-def _device() -> dict[str, Any]:
+def _device(config: Any = None) -> dict[str, Any]:
+    """Describe the machine; ``accelerator`` names the GPU the cells could use.
+
+    Cells may run in spawned workers that import torch while this process never
+    does, so a config whose ``device`` is not ``"cpu"`` (``"auto"``, ``"cuda"``)
+    makes this process import torch to ask; otherwise torch is asked only if it is
+    already imported (a CPU-only experiment pays no import for its provenance).
+    """
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -125,10 +132,12 @@ def _device() -> dict[str, Any]:
             if line.startswith("model name"):
                 info["cpu"] = line.split(":", 1)[1].strip()
                 break
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
-        if torch.cuda.is_available():
-            info["accelerator"] = torch.cuda.get_device_name(0)
+    torch = sys.modules.get("torch")
+    if torch is None and str(getattr(config, "device", "cpu")) != "cpu":
+        with contextlib.suppress(ImportError):
+            import torch
+    if torch is not None and torch.cuda.is_available():
+        info["accelerator"] = torch.cuda.get_device_name(0)
     return info
 
 
@@ -155,7 +164,7 @@ def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any
         "code_digests": experiment.code_digests(),
         "code_version": code_version(),
         "packages": _package_versions(),
-        "device": _device(),
+        "device": _device(experiment.config(profile)),
         "datasets": _datasets(experiment, profile),
     }
 
