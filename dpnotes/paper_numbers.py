@@ -22,6 +22,7 @@ import pandas as pd
 __all__ = [
     "DPSGDF_EPSILON",
     "DPSGDF_GROUPS",
+    "DPSGDF_SAMPLE_SIZES",
     "DPSGDF_TABLE1",
     "DPSGDF_TABLE2",
     "DPSGDF_TABLE3",
@@ -125,6 +126,16 @@ DPSGDF_TABLE3: Mapping[tuple[str, float], tuple[float, float, float]] = {
     ("dpsgd", 4.0): (-0.0286, -0.0194, -0.1376),
     ("dpsgd", 5.0): (-0.0240, -0.0145, -0.1099),
     ("dpsgd_f", 1.0): (-0.0293, -0.0281, -0.0432),
+}
+
+#: Row "Sample size" of Table 1 of the DPSGD-F paper: the examples of each group of
+#: :data:`DPSGDF_GROUPS` (MNIST: its training set; Adult and Dutch: all rows, training
+#: and test). The sizes identify the groups: the paper's Dutch column "M" has the size
+#: of the group with sex code 2, which the data's codebook calls female.
+DPSGDF_SAMPLE_SIZES: Mapping[str, Mapping[str, int]] = {
+    "mnist": {"all": 54649, "digit 2": 5958, "digit 8": 500},
+    "adult": {"all": 45222, "male": 30527, "female": 14695},
+    "dutch": {"all": 60420, "male": 30273, "female": 30147},
 }
 
 #: The epsilon of each data set's runs at delta = 1e-6 (captions of Tables 1 and 2,

@@ -47,6 +47,20 @@ def test_table_1_is_the_paper_s():
         assert ours == rows[label], label
 
 
+def test_sample_sizes_are_the_paper_s():
+    _table("Table 1:")  # skips without the paper's text
+    line = next(
+        ln for ln in PAPER.read_text().splitlines() if ln.startswith("Sample size")
+    )
+    numbers = [int(c) for c in line.split("\t")[1:] if c.strip()]
+    ours = [
+        pn.DPSGDF_SAMPLE_SIZES[ds][g]
+        for ds in ("mnist", "adult", "dutch")
+        for g in pn.DPSGDF_GROUPS[ds]
+    ]
+    assert ours == numbers
+
+
 def test_table_2_is_the_paper_s():
     rows = _table("Table 2:")
     for label, method in (
