@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, overload
@@ -35,7 +36,9 @@ from dpnotes.validation import (
     check_int,
     check_positive,
     check_probability,
+    check_result,
     check_rho,
+    check_scale,
 )
 
 __all__ = [
@@ -93,7 +96,9 @@ def epsilon_to_rho(epsilon: float) -> float:
         The zCDP parameter ``rho``.
 
     Raises:
-        ValueError: If ``epsilon`` is not positive and finite.
+        ValueError: If ``epsilon`` is not positive and finite, or ``epsilon**2 / 2``
+            overflows (``epsilon`` above about 1.8e154) or underflows to zero (below
+            about 1e-162).
 
     Privacy:
         An ``epsilon``-DP mechanism is ``epsilon**2/2``-zCDP under the same neighbouring
@@ -107,7 +112,11 @@ def epsilon_to_rho(epsilon: float) -> float:
         0.5
     """
     epsilon = check_epsilon(epsilon)
-    return 0.5 * epsilon * epsilon
+    return check_scale(
+        0.5 * epsilon * epsilon,
+        "zCDP budget epsilon**2 / 2",
+        advice="pass an epsilon between 1e-150 and 1e150",
+    )
 
 
 def _cks_epsilon_of_order(a: float, rho: float, log_inv_delta: float) -> float:
@@ -149,7 +158,7 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
         The smallest ``epsilon >= 0`` this bound certifies.
 
     Raises:
-        ValueError: If ``rho`` or ``delta`` is out of range.
+        ValueError: If ``rho`` or ``delta`` is out of range, or the epsilon overflows.
 
     Privacy:
         A ``rho``-zCDP mechanism is ``(epsilon, delta)``-DP with the returned epsilon,
@@ -183,7 +192,9 @@ def rho_to_epsilon(rho: float, delta: float) -> float:
         eps = min(_cks_epsilon_of_order(float(a), rho, log_inv_delta) for a in grid)
     # Any order gives a valid bound; also keep the classic one's order as a safeguard.
     eps = min(eps, _cks_epsilon_of_order(a_hi, rho, log_inv_delta))
-    return max(0.0, float(eps))
+    return check_result(
+        max(0.0, float(eps)), "epsilon", advice="use a smaller rho (below 1e307)"
+    )
 
 
 def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
@@ -201,7 +212,10 @@ def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
         The zCDP budget to spend for an ``(epsilon, delta)`` target.
 
     Raises:
-        ValueError: If ``epsilon`` or ``delta`` is out of range.
+        ValueError: If ``epsilon`` or ``delta`` is out of range, or ``epsilon`` is too
+            small or too large for the search in floating point (``epsilon**2 / 2``
+            underflows below about 2e-154, or ``2 epsilon**2`` overflows above about
+            9e153).
 
     Privacy:
         Any ``rho``-zCDP mechanism with ``rho`` at most the returned value is
@@ -217,6 +231,20 @@ def epsilon_delta_to_rho(epsilon: float, delta: float) -> float:
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    # The search starts at log(epsilon**2 / 2) and may step one unit above it.
+    if 0.5 * epsilon * epsilon < sys.float_info.min:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small to convert to zCDP: epsilon**2 / 2 "
+            "underflows to zero in floating point. Pass an epsilon of at least 1e-150 "
+            "(at such budgets only delta is left of the guarantee anyway)."
+        )
+    if not math.isfinite(2.0 * epsilon * epsilon):
+        raise ValueError(
+            f"epsilon={epsilon!r} is too large to convert to zCDP: epsilon**2 "
+            "overflows in floating point. Pass an epsilon below 1e150 (a budget this "
+            "large protects nothing; for a non-private baseline call the non-private "
+            "computation)."
+        )
 
     def gap(log_rho: float) -> float:
         return rho_to_epsilon(math.exp(log_rho), delta) - epsilon
@@ -247,7 +275,9 @@ def gaussian_rho(sensitivity: float, sigma: float) -> float:
         ``rho`` such that adding ``N(0, sigma**2)`` noise is ``rho``-zCDP.
 
     Raises:
-        ValueError: If an argument is not positive and finite.
+        ValueError: If an argument is not positive and finite, or ``rho`` overflows
+            or underflows to zero (rescale so that ``sensitivity / sigma`` is
+            moderate).
 
     Privacy:
         ``rho``-zCDP under the neighbouring relation that defines ``sensitivity``.
@@ -261,7 +291,10 @@ def gaussian_rho(sensitivity: float, sigma: float) -> float:
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     sigma = check_positive(sigma, "sigma")
-    return sensitivity * sensitivity / (2.0 * sigma * sigma)
+    advice = "rescale so that sensitivity and sigma are between 1e-150 and 1e150"
+    numerator = check_scale(sensitivity * sensitivity, "sensitivity**2", advice=advice)
+    denominator = check_scale(2.0 * sigma * sigma, "2 sigma**2", advice=advice)
+    return check_scale(numerator / denominator, "rho", advice=advice)
 
 
 def gaussian_sigma_for_rho(*, sensitivity: float, rho: float) -> float:
@@ -275,7 +308,8 @@ def gaussian_sigma_for_rho(*, sensitivity: float, rho: float) -> float:
         The standard deviation ``sigma`` of the noise to add.
 
     Raises:
-        ValueError: If an argument is not positive and finite.
+        ValueError: If an argument is not positive and finite, or ``sigma`` overflows
+            or underflows to zero (rescale the data or change rho).
 
     Privacy:
         Adding ``N(0, sigma**2)`` is ``rho``-zCDP under the relation defining
@@ -290,7 +324,12 @@ def gaussian_sigma_for_rho(*, sensitivity: float, rho: float) -> float:
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     rho = check_rho(rho)
-    return sensitivity / math.sqrt(2.0 * rho)
+    return check_scale(
+        sensitivity / math.sqrt(2.0 * rho),
+        "Gaussian noise scale",
+        advice="rescale the data so that the sensitivity is moderate, or pass a rho "
+        "between 1e-300 and 1e300",
+    )
 
 
 def _gaussian_delta_unit(s: float, epsilon: float) -> float:
@@ -299,6 +338,8 @@ def _gaussian_delta_unit(s: float, epsilon: float) -> float:
     b = -0.5 / s - epsilon * s
     log_pa = float(special.log_ndtr(a))
     log_pb = float(special.log_ndtr(b))
+    if log_pa == -math.inf:  # Phi(a) underflows: delta <= Phi(a) = 0 (was NaN).
+        return 0.0
     # Phi(a) - e^eps Phi(b) = Phi(a) * (1 - exp(eps + log Phi(b) - log Phi(a))), stably.
     ratio = epsilon + log_pb - log_pa
     if ratio >= 0.0:
@@ -362,7 +403,9 @@ def analytic_gaussian_sigma(
         The noise standard deviation ``sigma``.
 
     Raises:
-        ValueError: If an argument is out of range.
+        ValueError: If an argument is out of range, ``epsilon**2`` overflows
+            (``epsilon`` above about 1.3e154), or the scale overflows (rescale the
+            data so that the sensitivity is smaller).
 
     Privacy:
         Adding ``N(0, sigma**2)`` is ``(epsilon, delta)``-DP under the relation defining
@@ -379,6 +422,12 @@ def analytic_gaussian_sigma(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    if not math.isfinite(epsilon * epsilon):
+        raise ValueError(
+            f"epsilon={epsilon!r} is too large for the analytic Gaussian calibration: "
+            "epsilon**2 overflows in floating point. Pass an epsilon below 1e150 (a "
+            "budget this large protects nothing)."
+        )
     log_delta = math.log(delta)
 
     def gap(log_s: float) -> float:
@@ -395,7 +444,12 @@ def analytic_gaussian_sigma(
         if _gaussian_delta_unit(s, epsilon) <= delta:
             break
         s *= 1.0 + 1e-12
-    return s * sensitivity
+    return check_scale(
+        s * sensitivity,
+        "Gaussian noise scale",
+        advice="rescale the data so that the sensitivity is smaller, or use a larger "
+        "epsilon",
+    )
 
 
 # --------------------------------------------------------------------------------------

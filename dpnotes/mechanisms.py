@@ -21,7 +21,10 @@ from dpnotes.validation import (
     check_int,
     check_positive,
     check_probability,
+    check_result,
     check_rho,
+    check_scale,
+    check_width,
 )
 
 __all__ = [
@@ -43,6 +46,22 @@ def _as_output(value: np.ndarray, scalar: bool) -> float | np.ndarray:
     return float(value) if scalar else value
 
 
+def _check_release(noisy: np.ndarray) -> np.ndarray:
+    """Refuse a release that overflowed (a huge value plus huge noise)."""
+    return check_result(
+        noisy,
+        "noisy release",
+        advice="rescale the data (e.g. to other units) so that values and noise stay "
+        "far below 1e308",
+    )
+
+
+_LAPLACE_ADVICE = (
+    "use a larger epsilon, or rescale the data so that the sensitivity is smaller"
+)
+_MEAN_ADVICE = "rescale the data, pass narrower public bounds, or use a larger budget"
+
+
 def laplace_scale(*, sensitivity: float, epsilon: float) -> float:
     """Return the Laplace noise scale ``b = sensitivity / epsilon`` for ``epsilon``-DP.
 
@@ -54,7 +73,8 @@ def laplace_scale(*, sensitivity: float, epsilon: float) -> float:
         The scale ``b`` (the noise variance is ``2 b**2``).
 
     Raises:
-        ValueError: If an argument is not positive and finite.
+        ValueError: If an argument is not positive and finite, or the scale
+            overflows (or underflows to zero): use a larger epsilon or rescale the data.
 
     Privacy:
         ``Laplace(b)`` noise gives ``epsilon``-DP under the relation defining
@@ -69,7 +89,7 @@ def laplace_scale(*, sensitivity: float, epsilon: float) -> float:
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)
-    return sensitivity / epsilon
+    return check_scale(sensitivity / epsilon, "Laplace scale", advice=_LAPLACE_ADVICE)
 
 
 def laplace_mechanism(
@@ -92,8 +112,9 @@ def laplace_mechanism(
         A float for a scalar ``value``, else an array of the same shape.
 
     Raises:
-        ValueError: If ``value`` has NaN or infinite entries, or a parameter is out of
-            range.
+        ValueError: If ``value`` has NaN or infinite entries, a parameter is out of
+            range, the noise scale overflows (checked before drawing), or the noisy
+            release overflows.
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -112,7 +133,7 @@ def laplace_mechanism(
     rng = check_rng(rng)
     arr = check_array(value, "value")
     noisy = arr + rng.laplace(0.0, scale, size=arr.shape)
-    return _as_output(noisy, arr.ndim == 0)
+    return _as_output(_check_release(noisy), arr.ndim == 0)
 
 
 def gaussian_sigma(
@@ -138,7 +159,8 @@ def gaussian_sigma(
 
     Raises:
         ValueError: If neither or both ways are given, only one of ``epsilon`` and
-            ``delta`` is, or a value is out of range.
+            ``delta`` is, a value is out of range, or the scale overflows (or
+            underflows to zero).
 
     Privacy:
         ``rho``-zCDP, or ``(epsilon, delta)``-DP, under the relation defining
@@ -205,7 +227,8 @@ def gaussian_mechanism(
 
     Raises:
         ValueError: If ``value`` has NaN or infinite entries, the budget is not given in
-            exactly one of the two ways, or a parameter is out of range.
+            exactly one of the two ways, a parameter is out of range, the noise scale
+            overflows (checked before drawing), or the noisy release overflows.
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -227,7 +250,7 @@ def gaussian_mechanism(
     rng = check_rng(rng)
     arr = check_array(value, "value")
     noisy = arr + rng.normal(0.0, sigma, size=arr.shape)
-    return _as_output(noisy, arr.ndim == 0)
+    return _as_output(_check_release(noisy), arr.ndim == 0)
 
 
 def clipped_mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
@@ -242,13 +265,15 @@ def clipped_mean_sensitivity(*, lower: float, upper: float, n: int) -> float:
         The L1 (= L2) sensitivity of the clipped mean under replace-one neighbouring.
 
     Raises:
-        ValueError: If the bounds are not finite with ``lower < upper``, or ``n < 1``.
+        ValueError: If the bounds are not finite with ``lower < upper``, their width
+            overflows, or ``n < 1``.
 
     Examples:
         >>> clipped_mean_sensitivity(lower=0.0, upper=1.0, n=4)
         0.25
     """
     lo, hi = check_bounds(lower, upper)
+    check_width(lo, hi)
     n = check_int(n, "n", minimum=1)
     return (hi - lo) / n
 
@@ -257,6 +282,7 @@ def _clipped_means(
     x: object, lower: float, upper: float
 ) -> tuple[np.ndarray, float, bool]:
     lo, hi = check_bounds(lower, upper)
+    check_width(lo, hi)
     arr = check_array(x, "x")
     if arr.ndim == 0:
         raise ValueError(
@@ -298,8 +324,10 @@ def laplace_mean(
 
     Raises:
         ValueError: If ``x`` is empty, 0-dimensional or has NaN/inf entries, the bounds
-            are not finite with ``lower < upper``, or ``epsilon`` is not positive and
-            finite.
+            are not finite with ``lower < upper``, ``epsilon`` is not positive and
+            finite, the bounds' width or the noise scale overflows (checked before
+            drawing; rescale the data or pass narrower bounds), or the release
+            overflows.
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -318,8 +346,9 @@ def laplace_mean(
     epsilon = check_epsilon(epsilon)
     rng = check_rng(rng)
     means, sensitivity, scalar = _clipped_means(x, lower, upper)
-    noisy = means + rng.laplace(0.0, sensitivity / epsilon, size=means.shape)
-    return _as_output(noisy, scalar)
+    scale = check_scale(sensitivity / epsilon, "Laplace scale", advice=_MEAN_ADVICE)
+    noisy = means + rng.laplace(0.0, scale, size=means.shape)
+    return _as_output(_check_release(noisy), scalar)
 
 
 def gaussian_mean(
@@ -365,8 +394,9 @@ def gaussian_mean(
     rng = check_rng(rng)
     means, sensitivity, scalar = _clipped_means(x, lower, upper)
     sigma = sensitivity / math.sqrt(2.0 * rho)
+    check_scale(sigma, "Gaussian noise scale", advice=_MEAN_ADVICE)
     noisy = means + rng.normal(0.0, sigma, size=means.shape)
-    return _as_output(noisy, scalar)
+    return _as_output(_check_release(noisy), scalar)
 
 
 def clipped_laplace_half_width(
@@ -431,7 +461,9 @@ def clipped_laplace_mean(
 
     Raises:
         ValueError: If ``x`` is empty or has NaN/inf, ``R <= 0``, ``gamma`` is not in
-            (0, 1), or ``epsilon`` is not positive and finite.
+            (0, 1), ``epsilon`` is not positive and finite, or the noise scale
+            ``2 h / (n epsilon)`` overflows (checked before drawing; rescale the data
+            so that ``R`` is smaller, or use a larger epsilon).
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -460,9 +492,10 @@ def clipped_laplace_mean(
         )
     n = arr.shape[-1]
     h = float(clipped_laplace_half_width(n, R=R, gamma=gamma))
+    scale = check_scale(2.0 * h / (n * epsilon), "Laplace scale", advice=_MEAN_ADVICE)
     means = np.clip(arr, -h, h).mean(axis=-1)
-    noisy = means + rng.laplace(0.0, 2.0 * h / (n * epsilon), size=means.shape)
-    return _as_output(noisy, arr.ndim == 1)
+    noisy = means + rng.laplace(0.0, scale, size=means.shape)
+    return _as_output(_check_release(noisy), arr.ndim == 1)
 
 
 def exponential_mechanism(
@@ -489,7 +522,9 @@ def exponential_mechanism(
         selection).
 
     Raises:
-        ValueError: If scores are empty or not finite, or a parameter is out of range.
+        ValueError: If scores are empty or not finite, a parameter is out of range, or
+            ``epsilon * score / (2 sensitivity)`` overflows (rescale the scores or the
+            sensitivity).
 
     Privacy:
         ``epsilon``-DP under the relation defining ``sensitivity``; as a bounded-range
@@ -512,7 +547,14 @@ def exponential_mechanism(
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
     rng = check_rng(rng)
-    logits = (0.5 * epsilon / sensitivity) * scores
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = (0.5 * epsilon / sensitivity) * scores
+    check_result(
+        logits,
+        "scaled scores epsilon * score / (2 sensitivity)",
+        advice="rescale the scores and the sensitivity together, or use a smaller "
+        "epsilon",
+    )
     return np.argmax(logits + rng.gumbel(size=scores.shape), axis=-1)
 
 
@@ -524,6 +566,11 @@ def exponential_mechanism_epsilon(*, rho: float) -> float:
 
     >>> exponential_mechanism_epsilon(rho=0.125)
     1.0
+
+    Raises:
+        ValueError: If ``rho`` is not positive and finite, or ``8 rho`` overflows.
     """
     rho = check_rho(rho)
-    return math.sqrt(8.0 * rho)
+    return check_result(
+        math.sqrt(8.0 * rho), "epsilon", advice="use a smaller rho (below 1e307)"
+    )

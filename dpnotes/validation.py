@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from numbers import Real
 from typing import Any
 
@@ -25,8 +26,12 @@ __all__ = [
     "check_int",
     "check_positive",
     "check_probability",
+    "check_result",
     "check_rho",
+    "check_scale",
     "check_weights",
+    "check_width",
+    "check_workload",
 ]
 
 
@@ -137,6 +142,77 @@ def check_bounds(lower: Any, upper: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def check_width(lower: Any, upper: Any, *, what: str = "the bounds'") -> Any:
+    """Return ``upper - lower``, requiring it to be finite (a float, or an array).
+
+    Finite bounds can still be too far apart for floating point: ``1e308 - (-1e308)``
+    overflows to infinity, and every noise scale computed from it would too.
+
+    >>> check_width(-1.0, 3.0)
+    4.0
+
+    Raises:
+        ValueError: If the width overflows; the message says to rescale the data or to
+            pass narrower public bounds.
+    """
+    lo, hi = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = hi - lo
+    if not np.all(np.isfinite(width)):
+        bad = int(np.flatnonzero(~np.isfinite(np.atleast_1d(width)))[0])
+        lo_b = float(np.broadcast_to(lo, np.shape(width)).reshape(-1)[bad])
+        hi_b = float(np.broadcast_to(hi, np.shape(width)).reshape(-1)[bad])
+        finite = math.isfinite(lo_b) and math.isfinite(hi_b)
+        exact = Decimal(hi_b) - Decimal(lo_b) if finite else Decimal(hi_b - lo_b)
+        raise ValueError(
+            f"{what} width {exact:.3g} (from {lo_b:g} to {hi_b:g}) overflows floating "
+            "point; rescale the data (e.g. to other units) or pass narrower public "
+            "bounds."
+        )
+    return float(width) if np.ndim(width) == 0 else width
+
+
+def check_scale(value: Any, name: str, *, advice: str) -> Any:
+    """Return a computed noise scale if every entry is finite and positive.
+
+    A noise scale computed from valid inputs can still overflow to infinity (a tiny
+    budget, a huge sensitivity) or underflow to zero, which would release no noise
+    at all. Call this before drawing the noise.
+
+    >>> check_scale(2.0, "noise scale", advice="use a larger epsilon")
+    2.0
+
+    Raises:
+        ValueError: If an entry is infinite, NaN or not positive; ``advice`` says what
+            to do instead.
+    """
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        flat = arr.reshape(-1)
+        bad = flat[~(np.isfinite(flat) & (flat > 0))]
+        kind = "underflows to 0" if bad[0] == 0 else f"overflows ({float(bad[0])!r})"
+        raise ValueError(f"the {name} {kind} in floating point; {advice}.")
+    return value
+
+
+def check_result(value: Any, name: str, *, advice: str) -> Any:
+    """Return a computed result if every entry is finite, else say what to do.
+
+    >>> check_result(0.5, "rho", advice="use a smaller epsilon")
+    0.5
+
+    Raises:
+        ValueError: If an entry is infinite or NaN.
+    """
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"the {name} is not finite ({int((~np.isfinite(arr)).sum())} value(s) "
+            f"overflowed or are NaN); {advice}."
+        )
+    return value
+
+
 def check_array(
     x: Any,
     name: str = "x",
@@ -209,6 +285,46 @@ def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
         )
         raise ValueError(f"unknown {name} {value!r}; choose one of: {shown}.")
     return value
+
+
+def check_workload(
+    workload: Any, name: str = "workload"
+) -> list[tuple[str, ...]] | None:
+    """Return a workload as a list of cliques (tuples of column names), or ``None``.
+
+    A bare string is a sequence too: ``["SEX"]`` would silently become the clique
+    ``("S", "E", "X")`` and ``"SEX"`` the cliques ``("S",), ("E",), ("X",)``.
+
+    >>> check_workload([("SEX", "AGEP"), ["PUMA"]])
+    [('SEX', 'AGEP'), ('PUMA',)]
+
+    Raises:
+        TypeError: If the workload or one of its cliques is a string or not a sequence.
+        ValueError: If the workload or a clique is empty.
+    """
+    if workload is None:
+        return None
+    if isinstance(workload, (str, bytes)) or not isinstance(workload, Iterable):
+        raise TypeError(
+            f"{name} must be a list of cliques (tuples of column names), got "
+            f'{workload!r}; write e.g. [("SEX", "AGEP"), ("PUMA",)].'
+        )
+    cliques = []
+    for i, clique in enumerate(workload):
+        if isinstance(clique, (str, bytes)) or not isinstance(clique, Iterable):
+            raise TypeError(
+                f"{name}[{i}] is {clique!r}, not a clique: a clique is a tuple of "
+                f"column names, so write ({clique!r},) for a one-way marginal."
+            )
+        clique = tuple(clique)
+        if not clique:
+            raise ValueError(
+                f"{name}[{i}] is an empty clique; every clique needs an attribute."
+            )
+        cliques.append(clique)
+    if not cliques:
+        raise ValueError(f"{name} is empty; pass at least one clique or None.")
+    return cliques
 
 
 def check_columns(frame: Any, required: Sequence[str], name: str = "data") -> None:

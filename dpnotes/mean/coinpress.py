@@ -33,7 +33,10 @@ from dpnotes.validation import (
     check_int,
     check_positive,
     check_probability,
+    check_result,
     check_rho,
+    check_scale,
+    check_width,
 )
 
 __all__ = [
@@ -164,6 +167,49 @@ def _uvm_step(
     return release, release - psi, release + psi
 
 
+_ADVICE = (
+    "rescale the data (e.g. to other units), pass narrower public bounds or a smaller "
+    "sigma, or use a larger rho"
+)
+
+
+def check_run(
+    lower: np.ndarray,
+    upper: np.ndarray,
+    size: np.ndarray,
+    rho_steps: np.ndarray,
+    beta: float | np.ndarray,
+    sigma: float,
+) -> None:
+    """Raise if any step's interval or noise scale would overflow (internal).
+
+    ``beta`` is the run's failure probability, split over the steps as in
+    :func:`coinpress_mean`, or an array of the per-step values.
+
+    The widths COINPRESS passes through do not depend on the data: step ``j`` clips to
+    an interval ``2 tail_j`` wider than the current one and returns one of width
+    ``2 psi_j``, both set by public quantities. So the whole run is checked before any
+    noise is drawn.
+    """
+    betas = np.asarray(beta) if np.ndim(beta) else _betas(beta, rho_steps.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        tail = sigma * np.sqrt(2.0 * np.log(2.0 * size / betas[0]))
+        a, b = lower - tail, upper + tail
+        check_width(a, b, what="the clip interval's (the bounds plus the tail)")
+        check_result(0.5 * (a + b), "clip interval's centre", advice=_ADVICE)
+        width = b - a
+        for j in range(rho_steps.shape[0]):
+            if j > 0:
+                tail = sigma * np.sqrt(2.0 * np.log(2.0 * size / betas[j]))
+                width = width + 2.0 * tail
+            check_result(width, f"step {j + 1}'s clip width", advice=_ADVICE)
+            sd = width / size / math.sqrt(2.0 * rho_steps[j])
+            check_scale(sd, f"step {j + 1}'s noise scale", advice=_ADVICE)
+            psi = np.sqrt(2.0 * (sigma**2 / size + sd**2) * math.log(4.0 / betas[j]))
+            check_result(psi, f"step {j + 1}'s interval half-width", advice=_ADVICE)
+            width = 2.0 * psi
+
+
 def coinpress_segments(
     layout: Layout,
     x: np.ndarray,
@@ -213,6 +259,7 @@ def _prepare(
             "lower must be below upper: the starting interval [lower, upper] must be a "
             "public range known to contain the mean."
         )
+    check_width(lo, hi)
     sigma = check_positive(sigma, "sigma")
     beta = check_probability(beta, "beta")
     return arr, lo.reshape(-1), hi.reshape(-1), sigma, beta
@@ -257,8 +304,10 @@ def coinpress_mean(
 
     Raises:
         ValueError: If ``x`` is empty or has NaN/inf, ``lower >= upper``, ``rho``,
-            ``sigma`` are not positive, ``beta`` is outside (0, 1), ``t < 1``, or the
-            fractions are invalid.
+            ``sigma`` are not positive, ``beta`` is outside (0, 1), ``t < 1``, the
+            fractions are invalid, or an interval width or noise scale of the run
+            would overflow (checked before any noise is drawn: rescale the data or
+            pass narrower bounds).
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -285,6 +334,7 @@ def coinpress_mean(
     n = arr.shape[-1]
     layout = Layout.rectangular(lo.shape[0], n)
     size = np.full(layout.n_segments, float(n))
+    check_run(lo, hi, size, steps, beta, sigma)
     est, lows, highs = coinpress_segments(
         layout,
         arr.reshape(-1),
@@ -296,6 +346,7 @@ def coinpress_mean(
         sigma=sigma,
         rng=rng,
     )
+    check_result(est, "COINPRESS estimate", advice=_ADVICE)
     lead = arr.shape[:-1]
     estimate = float(est[0]) if not lead else est.reshape(lead)
     if not return_trace:
@@ -353,9 +404,11 @@ def uvm(
     n = arr.shape[-1]
     layout = Layout.rectangular(lo.shape[0], n)
     size = np.full(layout.n_segments, float(n))
+    check_run(lo, hi, size, np.array([rho]), np.array([beta]), sigma)
     est, new_lo, new_hi = _uvm_step(
         layout, arr.reshape(-1), lo, hi, size, rho, beta, sigma, rng
     )
+    check_result(est, "UVM estimate", advice=_ADVICE)
     lead = arr.shape[:-1]
     return CoinpressResult(
         estimate=float(est[0]) if not lead else est.reshape(lead),

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpnotes.mean.coinpress import coinpress_segments, step_budgets
+from dpnotes.mean.coinpress import check_run, coinpress_segments, step_budgets
 from dpnotes.mean.layout import Layout
 from dpnotes.mechanisms import clipped_laplace_half_width
 from dpnotes.rng import check_rng
@@ -47,6 +47,8 @@ from dpnotes.validation import (
     check_positive,
     check_probability,
     check_rho,
+    check_scale,
+    check_width,
 )
 
 __all__ = [
@@ -80,8 +82,9 @@ class ClippedLaplace:
     budget = "epsilon"
 
     def __post_init__(self) -> None:
-        check_positive(self.R, "R")
+        R = check_positive(self.R, "R")
         check_probability(self.gamma, "gamma")
+        check_width(-R, R, what=f"the clip interval [-R, R]'s (R={R:g})")
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,7 @@ class Coinpress:
                 f"lower={self.lower!r} must be below upper={self.upper!r}: give a "
                 "public interval that contains every group mean."
             )
+        check_width(lo, hi)
         check_int(self.t, "t", minimum=1)
         check_positive(self.sigma, "sigma")
         check_probability(self.beta, "beta")
@@ -293,10 +297,15 @@ def _group_sizes(
     elif isinstance(weights, PrivatisedCounts):
         count_budget = weights.share * total
         mean_budget = total - count_budget
+        advice = "use a larger budget or a larger share for the counts"
         if estimator.budget == "epsilon":
-            noise = rng.laplace(0.0, 2.0 / count_budget, size=counts.shape)
+            scale = check_scale(2.0 / count_budget, "count noise scale", advice=advice)
+            noise = rng.laplace(0.0, scale, size=counts.shape)
         else:
-            noise = rng.normal(0.0, 1.0 / math.sqrt(count_budget), size=counts.shape)
+            scale = check_scale(
+                1.0 / math.sqrt(count_budget), "count noise scale", advice=advice
+            )
+            noise = rng.normal(0.0, scale, size=counts.shape)
         sizes = np.maximum(counts + noise, 0.0)
     else:
         w = _check_weight_rows(weights, k, trials)
@@ -355,8 +364,11 @@ def stratified_mean(
     Raises:
         ValueError: On empty or non-finite ``x``, mismatched shapes, labels outside the
             public list, an empty or duplicated public list, invalid weights (negative,
-            not summing to one, wrong length), a missing or wrong budget, or
-            ``"private_sizes"`` without ``leak_group_sizes=True``.
+            not summing to one, wrong length), a missing or wrong budget,
+            ``"private_sizes"`` without ``leak_group_sizes=True``, a noise scale or
+            clip width that overflows (checked before the group means' noise is
+            drawn; rescale the data or pass narrower bounds), or a group estimate that
+            is not finite (never recombined into a finite overall estimate).
         TypeError: If ``rng`` is not a :class:`numpy.random.Generator`.
 
     Privacy:
@@ -412,8 +424,20 @@ def stratified_mean(
     keep = sizes >= 1.0
     safe_sizes = np.where(keep, sizes, 1.0).reshape(-1)
     est = _run_estimator(
-        estimator, layout, arr.reshape(-1), safe_sizes, mean_budget, rng
+        estimator,
+        layout,
+        arr.reshape(-1),
+        safe_sizes,
+        mean_budget,
+        rng,
+        keep.reshape(-1),
     )
+    if not np.all(np.isfinite(est[keep.reshape(-1)])):
+        # A finite overall estimate must never be built from non-finite parts.
+        raise ValueError(
+            "a group estimate is not finite (a value or noise overflowed); rescale the "
+            "data (e.g. to other units) or pass narrower public bounds."
+        )
     est = np.where(keep.reshape(-1), est, np.nan).reshape(t_count, k)
     w_used = np.where(keep, sizes, 0.0)
     row_sums = w_used.sum(axis=1, keepdims=True)
@@ -444,15 +468,32 @@ def _run_estimator(
     sizes: np.ndarray,
     budget: float,
     rng: np.random.Generator,
+    keep: np.ndarray,
 ) -> np.ndarray:
-    """Per-segment private means with public sizes ``sizes`` (each at least 1)."""
+    """Per-segment private means with public sizes ``sizes`` (each at least 1).
+
+    Only the segments in ``keep`` are checked for overflow before the noise is drawn;
+    the others are discarded by the caller.
+    """
+    advice = "rescale the data, pass narrower public bounds, or use a larger budget"
     if isinstance(estimator, ClippedLaplace):
         h = clipped_laplace_half_width(sizes, R=estimator.R, gamma=estimator.gamma)
+        scale = 2.0 * h / budget
+        check_scale(scale[keep], "Laplace scale", advice=advice)
         clipped_sum = layout.sum(layout.clip(x, -h, h))
-        noise = rng.laplace(0.0, 1.0, size=layout.n_segments) * (2.0 * h / budget)
+        noise = rng.laplace(0.0, 1.0, size=layout.n_segments) * scale
         return (clipped_sum + noise) / sizes
     steps = step_budgets(budget, estimator.t, estimator.rho_fractions)
     s = layout.n_segments
+    n_kept = int(keep.sum())
+    check_run(
+        np.full(n_kept, float(estimator.lower)),
+        np.full(n_kept, float(estimator.upper)),
+        sizes[keep],
+        steps,
+        estimator.beta,
+        estimator.sigma,
+    )
     est, _, _ = coinpress_segments(
         layout,
         x,

@@ -33,7 +33,12 @@ from dpnotes.synth.marginals import (
     downward_closure,
     marginal,
 )
-from dpnotes.validation import check_int, check_positive, check_probability
+from dpnotes.validation import (
+    check_int,
+    check_positive,
+    check_probability,
+    check_workload,
+)
 
 __all__ = ["AIM", "allowed_candidates", "candidate_weights", "select_worst"]
 
@@ -195,9 +200,7 @@ class AIM(Synthesizer):
         final_iters: int = 3000,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=delta)
-        self.workload = None if workload is None else [tuple(c) for c in workload]
-        if self.workload is not None and not self.workload:
-            raise ValueError("workload is empty; pass at least one clique or None.")
+        self.workload = check_workload(workload)
         self.workload_weights = workload_weights
         self.rounds = None if rounds is None else check_int(rounds, "rounds", minimum=1)
         self.max_model_size = check_positive(max_model_size, "max_model_size")

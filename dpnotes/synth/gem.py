@@ -35,7 +35,12 @@ from dpnotes.rng import torch_generator
 from dpnotes.synth.base import Synthesizer, measure
 from dpnotes.synth.domain import Domain, check_domain, domain_cells
 from dpnotes.synth.marginals import Clique, all_kway, canonical, marginal
-from dpnotes.validation import check_int, check_positive, check_probability
+from dpnotes.validation import (
+    check_int,
+    check_positive,
+    check_probability,
+    check_workload,
+)
 
 __all__ = ["GEM", "MarginalPlan", "mixture_marginals"]
 
@@ -535,15 +540,7 @@ class GEM(Synthesizer):
         device: str | torch.device | None = None,
     ) -> None:
         super().__init__(epsilon=epsilon, delta=delta)
-        if workload is not None:
-            workload = [tuple(c) for c in workload]
-            if not workload:
-                raise ValueError("workload is empty; pass at least one clique or None.")
-            if any(len(c) == 0 for c in workload):
-                raise ValueError(
-                    "workload has an empty clique; every clique needs an attribute."
-                )
-        self.workload = workload
+        self.workload = check_workload(workload)
         self.rounds = check_int(rounds, "rounds", minimum=1)
         self.alpha = check_probability(alpha, "alpha")
         self.components = check_int(components, "components", minimum=1)
