@@ -616,3 +616,45 @@ def test_classic_rdp_conversion_by_hand() -> None:
         classic_rdp_conversion([1.0], [2.0, 3.0], delta=1e-5)
     with pytest.raises(ValueError):
         classic_rdp_conversion([1.0], [2.0], delta=2.0)
+
+
+# --- Overflow: conversions never return inf, 0 or NaN ---------------------------------
+
+
+def test_conversions_reject_results_that_overflow() -> None:
+    with pytest.raises(
+        ValueError, match=r"overflows .*epsilon between 1e-150 and 1e150"
+    ):
+        epsilon_to_rho(1e308)
+    with pytest.raises(ValueError, match=r"underflows to 0.*epsilon between"):
+        epsilon_to_rho(1e-170)
+    with pytest.raises(ValueError, match=r"too large to convert.*below 1e150"):
+        epsilon_delta_to_rho(1e308, 1e-6)
+    with pytest.raises(ValueError, match=r"too small to convert.*at least 1e-150"):
+        epsilon_delta_to_rho(1e-300, 1e-6)
+    with pytest.raises(ValueError, match=r"sensitivity\*\*2 overflows.*rescale"):
+        gaussian_rho(1e200, 1.0)
+    with pytest.raises(ValueError, match=r"underflows to 0.*rescale"):
+        gaussian_rho(1.0, 1e-200)
+    with pytest.raises(ValueError, match=r"Gaussian noise scale overflows.*rescale"):
+        gaussian_sigma_for_rho(sensitivity=1e308, rho=1e-10)
+    with pytest.raises(ValueError, match=r"underflows to 0.*rescale"):
+        gaussian_sigma_for_rho(sensitivity=1.0, rho=1e308)
+    with pytest.raises(ValueError, match="too large for the analytic Gaussian"):
+        analytic_gaussian_sigma(epsilon=1e300, delta=1e-6, sensitivity=1.0)
+    with pytest.raises(ValueError, match=r"Gaussian noise scale overflows.*rescale"):
+        analytic_gaussian_sigma(epsilon=1.0, delta=1e-6, sensitivity=1e308)
+
+
+def test_conversions_at_extreme_but_valid_inputs() -> None:
+    assert epsilon_to_rho(1e-12) == 0.5e-24
+    assert math.isfinite(epsilon_to_rho(1e150))
+    for eps in (1e-150, 1e-12, 1e150):
+        rho = epsilon_delta_to_rho(eps, 1e-6)
+        assert 0.0 < rho < math.inf
+        assert rho_to_epsilon(rho, 1e-6) <= eps
+    assert math.isfinite(
+        analytic_gaussian_sigma(epsilon=1e150, delta=1e-6, sensitivity=1.0)
+    )
+    # Both tails of the profile underflow: delta is 0 (it was NaN).
+    assert analytic_gaussian_delta(epsilon=1e200, sensitivity=1.0, sigma=1e-3) == 0.0

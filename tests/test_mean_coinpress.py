@@ -344,3 +344,49 @@ def test_audit_catches_half_noise(fn, margin: float) -> None:
     )
     assert audit_fails(res, CLAIMED)
     assert res.epsilon_lower > CLAIMED + margin
+
+
+# --- Overflow: never a non-finite release ---------------------------------------------
+
+
+def test_rejects_bounds_whose_width_overflows() -> None:
+    x = np.linspace(-1.0, 1.0, 10)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"width 2.00e\+308.*narrower public bounds"):
+        coinpress_mean(x, lower=-1e308, upper=1e308, rho=1.0, rng=rng)
+    with pytest.raises(ValueError, match="narrower public bounds"):
+        uvm(x, lower=-1e308, upper=1e308, rho=1.0, rng=rng)
+
+
+def test_rejects_a_run_whose_noise_scale_overflows_before_drawing() -> None:
+    # The bounds' width is finite, but the noise scale of step 1 squared (inside the
+    # next interval's half-width) overflows.
+    x = np.linspace(-1.0, 1.0, 10)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"step 1's interval half-width.*rescale"):
+        coinpress_mean(x, lower=-1e200, upper=1e200, rho=1.0, rng=rng)
+    assert rng.bit_generator.state == state  # nothing was drawn
+    with pytest.raises(ValueError, match=r"clip interval's .*width.*rescale"):
+        coinpress_mean(x, lower=-1e307, upper=1e307, sigma=1e308, rho=1.0, rng=rng)
+
+
+def test_wide_but_representable_bounds_still_work() -> None:
+    x = np.random.default_rng(1).normal(0.0, 1.0, 1000)
+    res = coinpress_mean(
+        x,
+        lower=-1e150,
+        upper=1e150,
+        rho=1e-4,
+        t=3,
+        rng=np.random.default_rng(0),
+        return_trace=True,
+    )
+    assert math.isfinite(res.estimate)
+    assert np.all(np.isfinite(res.lower)) and np.all(np.isfinite(res.upper))
+    # At rho=1e-12 the first step's noise scale squared overflows (the run used to
+    # end in NaN): refused before drawing.
+    with pytest.raises(ValueError, match=r"interval half-width.*larger rho"):
+        coinpress_mean(
+            x, lower=-1e150, upper=1e150, rho=1e-12, t=3, rng=np.random.default_rng(0)
+        )

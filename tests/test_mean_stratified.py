@@ -813,3 +813,97 @@ def test_audit_coinpress_public_weights_and_leaky() -> None:
     )
     assert audit_fails(leaky, claimed)
     assert leaky.epsilon_lower > claimed + 0.5
+
+
+# --- Overflow: never a finite estimate from non-finite parts --------------------------
+
+
+def test_estimators_reject_bounds_whose_width_overflows() -> None:
+    with pytest.raises(ValueError, match=r"width 2.00e\+308.*narrower public bounds"):
+        Coinpress(lower=-1e308, upper=1e308)
+    with pytest.raises(ValueError, match=r"R=1e\+308.*narrower public bounds"):
+        ClippedLaplace(R=1e308)
+
+
+def test_rejects_a_noise_scale_that_overflows() -> None:
+    x = np.linspace(-1.0, 1.0, 10)
+    g = np.r_[np.zeros(5, int), np.ones(5, int)]
+    common = {"public_groups": [0, 1], "rng": np.random.default_rng(0)}
+    with pytest.raises(ValueError, match=r"Laplace scale overflows.*larger budget"):
+        stratified_mean(
+            x, g, estimator=LAPLACE, weights=[0.5, 0.5], epsilon=1e-320, **common
+        )
+    with pytest.raises(ValueError, match=r"count noise scale overflows.*larger budget"):
+        stratified_mean(
+            x,
+            g,
+            estimator=LAPLACE,
+            weights=PrivatisedCounts(0.1),
+            epsilon=1e-320,
+            **common,
+        )
+    with pytest.raises(ValueError, match=r"interval half-width.*rescale the data"):
+        stratified_mean(
+            x,
+            g,
+            estimator=Coinpress(lower=-1e200, upper=1e200),
+            weights=[0.5, 0.5],
+            rho=1.0,
+            **common,
+        )
+
+
+def test_never_returns_a_finite_estimate_from_non_finite_group_estimates(
+    monkeypatch,
+) -> None:
+    import dpnotes.mean.stratified as strat
+
+    x = np.linspace(-1.0, 1.0, 10)
+    g = np.r_[np.zeros(5, int), np.ones(5, int)]
+    for bad in (np.nan, np.inf):
+        monkeypatch.setattr(
+            strat, "_run_estimator", lambda *a, bad=bad, **k: np.array([0.5, bad])
+        )
+        with pytest.raises(ValueError, match=r"group estimate is not finite.*rescale"):
+            stratified_mean(
+                x,
+                g,
+                public_groups=[0, 1],
+                estimator=COINPRESS,
+                weights=[0.5, 0.5],
+                rho=1.0,
+                rng=np.random.default_rng(0),
+            )
+    # A skipped group (weight zero) is NaN by design and does not count.
+    monkeypatch.setattr(strat, "_run_estimator", lambda *a, **k: np.array([0.5, 7.0]))
+    res = stratified_mean(
+        x,
+        g,
+        public_groups=[0, 1],
+        estimator=COINPRESS,
+        weights=[1.0, 0.0],
+        rho=1.0,
+        rng=np.random.default_rng(0),
+    )
+    assert res.estimate == 0.5 and np.isnan(res.group_estimates[1])
+
+
+def test_wide_but_representable_bounds_still_work() -> None:
+    gen = np.random.default_rng(1)
+    x = gen.normal(0.0, 1.0, 2000)
+    g = gen.integers(0, 2, 2000)
+    for estimator, budget in (
+        (Coinpress(lower=-1e150, upper=1e150), {"rho": 1e-4}),
+        (ClippedLaplace(R=1e150), {"epsilon": 1e-12}),
+    ):
+        res = stratified_mean(
+            x,
+            g,
+            public_groups=[0, 1],
+            estimator=estimator,
+            weights=[0.5, 0.5],
+            rng=np.random.default_rng(0),
+            **budget,
+        )
+        assert math.isfinite(res.estimate)
+        assert np.all(np.isfinite(res.group_estimates))

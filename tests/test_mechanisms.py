@@ -17,7 +17,10 @@ from scipy import stats
 from dpnotes.accounting import analytic_gaussian_sigma, rho_to_epsilon
 from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
 from dpnotes.mechanisms import (
+    clipped_laplace_mean,
     clipped_mean_sensitivity,
+    exponential_mechanism,
+    exponential_mechanism_epsilon,
     gaussian_mean,
     gaussian_mechanism,
     gaussian_sigma,
@@ -375,3 +378,70 @@ def test_gaussian_mean_audit() -> None:
     bad = audit_epsilon(broken, D0, D1, trials=TRIALS, rng=rng(14), delta=delta)
     assert audit_fails(bad, claimed)
     assert bad.epsilon_lower > claimed + 0.4
+
+
+# --- Overflow: never a non-finite release ---------------------------------------------
+
+
+@pytest.mark.parametrize("estimator", [laplace_mean, gaussian_mean])
+def test_clipped_means_reject_bounds_whose_width_overflows(estimator) -> None:
+    budget = {"epsilon": 1.0} if estimator is laplace_mean else {"rho": 1.0}
+    x = np.linspace(-1.0, 1.0, 10)
+    with pytest.raises(ValueError, match=r"width 2.00e\+308.*pass narrower public"):
+        estimator(x, lower=-1e308, upper=1e308, rng=rng(), **budget)
+    with pytest.raises(ValueError, match="narrower public bounds"):
+        clipped_mean_sensitivity(lower=-1e308, upper=1e308, n=3)
+
+
+@pytest.mark.parametrize("estimator", [laplace_mean, gaussian_mean])
+def test_clipped_means_accept_wide_but_representable_bounds(estimator) -> None:
+    budget = {"epsilon": 1e-12} if estimator is laplace_mean else {"rho": 1e-12}
+    x = np.linspace(-1.0, 1.0, 10)
+    est = estimator(x, lower=-1e150, upper=1e150, rng=rng(), **budget)
+    assert math.isfinite(est)
+
+
+def test_laplace_rejects_a_scale_that_overflows_or_underflows() -> None:
+    with pytest.raises(ValueError, match=r"overflows .*use a larger epsilon"):
+        laplace_mechanism(1.0, sensitivity=1.0, epsilon=1e-320, rng=rng())
+    with pytest.raises(ValueError, match=r"overflows .*use a larger epsilon"):
+        laplace_scale(sensitivity=1e308, epsilon=1e-3)
+    with pytest.raises(ValueError, match=r"underflows to 0.*rescale"):
+        laplace_scale(sensitivity=1e-300, epsilon=1e300)
+    with pytest.raises(ValueError, match=r"overflows .*use a larger budget"):
+        laplace_mean([0.0, 1.0], lower=0.0, upper=1.0, epsilon=1e-320, rng=rng())
+    assert laplace_scale(sensitivity=1.0, epsilon=1e-12) == 1e12
+
+
+def test_mechanisms_reject_a_release_that_overflows() -> None:
+    with pytest.raises(ValueError, match=r"noisy release is not finite.*rescale"):
+        laplace_mechanism(1.7e308, sensitivity=1e307, epsilon=1e-1, rng=rng())
+    with pytest.raises(ValueError, match=r"noisy release is not finite.*rescale"):
+        gaussian_mechanism(1.79e308, sensitivity=1e307, rho=1e-2, rng=rng())
+
+
+def test_gaussian_rejects_a_scale_that_overflows_or_underflows() -> None:
+    with pytest.raises(ValueError, match=r"Gaussian noise scale overflows.*rescale"):
+        gaussian_sigma(sensitivity=1e308, rho=1e-10)
+    with pytest.raises(ValueError, match=r"Gaussian noise scale underflows.*rescale"):
+        gaussian_mean([0.0, 1.0], lower=0.0, upper=1e-300, rho=1e308, rng=rng())
+    with pytest.raises(ValueError, match=r"Gaussian noise scale overflows.*rescale"):
+        gaussian_sigma(sensitivity=1e308, epsilon=1e-3, delta=1e-6)
+
+
+def test_clipped_laplace_mean_rejects_a_scale_that_overflows() -> None:
+    x = np.zeros(10)
+    with pytest.raises(ValueError, match=r"Laplace scale overflows.*rescale the data"):
+        clipped_laplace_mean(x, R=1e308, gamma=0.1, epsilon=1.0, rng=rng())
+    assert math.isfinite(
+        clipped_laplace_mean(x, R=1e150, gamma=0.1, epsilon=1e-12, rng=rng())
+    )
+
+
+def test_exponential_mechanism_rejects_scores_that_overflow() -> None:
+    with pytest.raises(ValueError, match=r"scaled scores .*not finite.*rescale"):
+        exponential_mechanism(
+            np.array([0.0, 1e300]), epsilon=1e300, sensitivity=1e-300, rng=rng()
+        )
+    with pytest.raises(ValueError, match="use a smaller rho"):
+        exponential_mechanism_epsilon(rho=1e308)

@@ -75,6 +75,9 @@ def fitted(data: pd.DataFrame) -> GEM:
         ({"device": "no-such-device"}, ValueError),
         ({"workload": []}, ValueError),
         ({"workload": [()]}, ValueError),
+        ({"workload": ["AB"]}, TypeError),
+        ({"workload": "AB"}, TypeError),
+        ({"epsilon": 1e-300}, ValueError),
     ],
 )
 def test_bad_parameters(kwargs: dict, error: type) -> None:

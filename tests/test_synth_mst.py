@@ -74,6 +74,8 @@ def exact() -> MST:
         ({"iters": 10.0}, TypeError, "iters must be an integer"),
         ({"compress_threshold": 0.0}, ValueError, "compress_threshold must be a pos"),
         ({"compress_threshold": -3.0}, ValueError, "compress_threshold must be a pos"),
+        ({"epsilon": 1e-300}, ValueError, "too small to convert.*at least 1e-150"),
+        ({"epsilon": 1e300}, ValueError, "too large to convert.*below 1e150"),
     ],
 )
 def test_constructor_rejects(kwargs, err, match) -> None:

@@ -88,3 +88,29 @@ def test_choice_columns_groups():
         v.check_groups([1, 4], [1, 2, 3])
     with pytest.raises(ValueError, match="duplicates"):
         v.check_groups([1], [1, 1])
+
+
+def test_check_width_scale_result() -> None:
+    assert v.check_width(-1e150, 1e150) == 2e150
+    with pytest.raises(ValueError, match=r"width 2.00e\+308.*narrower public bounds"):
+        v.check_width(-1e308, 1e308)
+    with pytest.raises(ValueError, match="narrower public bounds"):
+        v.check_width(np.array([0.0, -1e308]), 1e308)
+    assert v.check_scale(1e-300, "s", advice="a") == 1e-300
+    with pytest.raises(ValueError, match=r"the s overflows \(inf\).*; do this"):
+        v.check_scale(np.inf, "s", advice="do this")
+    with pytest.raises(ValueError, match=r"the s underflows to 0.*; do this"):
+        v.check_scale(np.array([1.0, 0.0]), "s", advice="do this")
+    with pytest.raises(ValueError, match=r"the r is not finite.*; do this"):
+        v.check_result(np.nan, "r", advice="do this")
+
+
+def test_check_workload() -> None:
+    assert v.check_workload(None) is None
+    assert v.check_workload([["A", "B"], ("C",)]) == [("A", "B"), ("C",)]
+    with pytest.raises(TypeError, match=r"write \('SEX',\)"):
+        v.check_workload(["SEX"])
+    with pytest.raises(TypeError, match="list of cliques"):
+        v.check_workload("SEX")
+    with pytest.raises(ValueError, match="empty clique"):
+        v.check_workload([("A",), ()])

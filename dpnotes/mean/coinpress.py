@@ -192,6 +192,7 @@ def check_run(
     noise is drawn.
     """
     betas = np.asarray(beta) if np.ndim(beta) else _betas(beta, rho_steps.shape[0])
+    sigma = np.float64(sigma)  # sigma**2 overflows to inf, not OverflowError
     with np.errstate(over="ignore", invalid="ignore"):
         tail = sigma * np.sqrt(2.0 * np.log(2.0 * size / betas[0]))
         a, b = lower - tail, upper + tail

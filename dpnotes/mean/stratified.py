@@ -478,7 +478,8 @@ def _run_estimator(
     advice = "rescale the data, pass narrower public bounds, or use a larger budget"
     if isinstance(estimator, ClippedLaplace):
         h = clipped_laplace_half_width(sizes, R=estimator.R, gamma=estimator.gamma)
-        scale = 2.0 * h / budget
+        with np.errstate(over="ignore"):
+            scale = 2.0 * h / budget
         check_scale(scale[keep], "Laplace scale", advice=advice)
         clipped_sum = layout.sum(layout.clip(x, -h, h))
         noise = rng.laplace(0.0, 1.0, size=layout.n_segments) * scale
