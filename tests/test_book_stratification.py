@@ -1,8 +1,8 @@
 """Text checks of the stratification chapters against the paper they reproduce.
 
-Each test pins a statement that an earlier edition got wrong (issue 27): which of the
-paper's figures a figure of ours corresponds to, what the paper claims, and the corrections
-listed on the errata page. The chapters are read as text; nothing is executed.
+Each test pins a statement that an earlier edition got wrong (issue 27): which of
+the paper's figures a figure of ours corresponds to, what the paper claims, and the
+corrections listed on the errata page. The chapters are read as text, not executed.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def section(path: Path, heading: str) -> str:
     return _flat(rest[: end.start()] if end else rest)
 
 
-# --- COINPRESS chapter -------------------------------------------------------------------
+# --- COINPRESS chapter ---
 
 
 def test_k_sweep_is_the_papers_figure_7():
@@ -66,7 +66,7 @@ def test_k_sweep_is_the_papers_figure_7():
 def test_alpha_sweep_is_not_labelled_as_the_k_figure():
     text = caption(COINPRESS, "fig-synthetic-alpha")
     assert "(the paper's Figure 7)" not in text
-    # it says which paper figure varies k instead, and that Figure 6 is the open question
+    # it names the paper's k figure instead; which one Figure 6 is stays open
     assert "Figure 7 is the sweep over $k$" in text
     assert "Figure 6" in text
 
@@ -77,14 +77,15 @@ def test_synthetic_mixtures_mention_the_appendix_spreads():
     assert "standard deviation 1" in text
 
 
-# --- census chapter ----------------------------------------------------------------------
+# --- census chapter ---
 
 
 @pytest.mark.parametrize(
-    ("name", "row"), [("fig-census-error", "top rows"), ("fig-census-parity", "bottom rows")]
+    ("name", "row"),
+    [("fig-census-error", "top rows"), ("fig-census-parity", "bottom rows")],
 )
 def test_census_figures_name_the_row_of_both_paper_figures(name, row):
-    # Both of the paper's Figures 2 and 8 have an error row (top) and a parity row (bottom).
+    # The paper's Figures 2 and 8 each have an error row (top) and a parity row.
     text = caption(CENSUS, name)
     assert row in text
     assert "Figure 2" in text and "Figure 8" in text
@@ -92,14 +93,16 @@ def test_census_figures_name_the_row_of_both_paper_figures(name, row):
 
 def test_census_section_headings_name_both_paper_figures():
     text = _text(CENSUS)
-    assert "## Error of the overall mean (top rows of the paper's Figures 2 and 8)" in text
+    assert (
+        "## Error of the overall mean (top rows of the paper's Figures 2 and 8)" in text
+    )
     assert "## Parity error (bottom rows of the paper's Figures 2 and 8)" in text
     assert "(the paper's Figure 8)" not in text
 
 
 def test_census_agreement_states_the_papers_claim_on_the_overall_mean():
     text = section(CENSUS, "## Agreement with the paper, and the differences")
-    # The paper claims the overall error stays controlled and is sometimes *smaller* with
+    # The paper: the overall error stays controlled, sometimes *smaller* with
     # stratification; it does not show a cost growing with k.
     assert "grows with $k$, as in the paper" not in text
     assert "sometimes makes it *smaller*" in text
@@ -116,7 +119,7 @@ def test_census_strata_mention_the_authors_nativity_attribute():
     assert "`NATIVITY`" in text
 
 
-# --- theory chapter ----------------------------------------------------------------------
+# --- theory chapter ---
 
 
 def test_theory_describes_the_new_york_sample_by_its_ages():
@@ -125,7 +128,7 @@ def test_theory_describes_the_new_york_sample_by_its_ages():
     assert "aged 17 to 89" in text
 
 
-# --- errata ------------------------------------------------------------------------------
+# --- errata ---
 
 NEW_ERRATA = [
     'Def. 10, "average" or sum',
