@@ -35,6 +35,7 @@ __all__ = [
     "fmt",
     "judge",
     "markdown_table",
+    "match_groups_by_size",
     "mean_sd",
     "plural",
     "seeds_caption",
@@ -42,6 +43,7 @@ __all__ = [
     "spread_text",
     "strata_wins_table",
     "strata_wins_text",
+    "verdict_columns",
     "verdict_table",
     "win_tally",
 ]
@@ -514,6 +516,51 @@ def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataF
     if not frame["note"].str.strip().astype(bool).any():
         frame = frame.drop(columns="note")
     return frame
+
+
+def verdict_columns(
+    columns: Mapping[str, Iterable[Comparison | Mapping[str, object]]],
+) -> pd.DataFrame:
+    """One table of the paper's numbers beside several of ours: a column pair per run.
+
+    Each entry of ``columns`` is one way of computing our side (a training loop, an
+    encoding) as a list of comparisons of the same quantities in the same order; the
+    table has the quantity and the paper's number once, then ours and its verdict for
+    each.
+
+    Args:
+        columns: ``{column name: comparisons}``, every list over the same quantities.
+
+    Returns:
+        A DataFrame with the columns quantity, paper, then ``<name>`` and
+        ``<name>: verdict`` for each name; render it with :func:`markdown_table`.
+
+    Raises:
+        ValueError: If there are no columns, or the lists differ in their quantities or
+            the paper's numbers.
+
+    Examples:
+        >>> a = [{"quantity": "Δ, total", "paper": -0.10, "mean": -0.09, "tolerance": 0.02}]
+        >>> b = [{"quantity": "Δ, total", "paper": -0.10, "mean": -0.04, "tolerance": 0.02}]
+        >>> verdict_columns({"ours": a, "full": b}).iloc[0].tolist()
+        ['Δ, total', '-0.1', '-0.090', 'reproduces', '-0.040', 'differs']
+    """
+    tables = {name: [_as_comparison(r).row() for r in rows] for name, rows in columns.items()}
+    if not tables:
+        raise ValueError("no columns: give at least one list of comparisons.")
+    first_name, first = next(iter(tables.items()))
+    out = [{"quantity": r["quantity"], "paper": r["paper"]} for r in first]
+    for name, rows in tables.items():
+        keys = [(r["quantity"], r["paper"]) for r in rows]
+        if keys != [(r["quantity"], r["paper"]) for r in first]:
+            raise ValueError(
+                f"column {name!r} compares other quantities than {first_name!r}: give "
+                "every column the same quantities, in the same order."
+            )
+        for row, r in zip(out, rows, strict=True):
+            row[name] = r["ours (mean ± sd)"]
+            row[f"{name}: verdict"] = r["verdict"]
+    return pd.DataFrame(out)
 
 
 # ----------------------------------------------------- stratified against unstratified
@@ -1009,3 +1056,41 @@ def comparison_over_seeds(
         note=note,
         decimals=decimals,
     )
+
+
+def match_groups_by_size(
+    ours: Mapping[str, int], paper: Mapping[str, int]
+) -> dict[str, str]:
+    """Match a paper's groups to ours by their sizes: ``{paper's group: our group}``.
+
+    A paper that names its groups without their codes can still be matched by the number
+    of people it reports for each (the DPSGD-F paper's "Sample size" row, for one): each
+    of its groups goes to the one group of ours with exactly that many members.
+
+    Args:
+        ours: Our groups' sizes (members in the data, all splits together).
+        paper: The paper's groups' sizes, as it reports them.
+
+    Returns:
+        For each of the paper's groups, the group of ours of the same size.
+
+    Raises:
+        ValueError: If a paper's group has no group of ours of its size, or several (then
+            sizes cannot say which is which: match by a codebook instead).
+
+    Examples:
+        >>> match_groups_by_size({"male": 30273, "female": 30147},
+        ...                      {"M": 30147, "F": 30273})
+        {'M': 'female', 'F': 'male'}
+    """
+    matched = {}
+    for group, size in paper.items():
+        found = [g for g, n in ours.items() if int(n) == int(size)]
+        if len(found) != 1:
+            raise ValueError(
+                f"the paper's group {group!r} has {int(size):,} members and "
+                f"{len(found)} of our groups have as many ({dict(ours)}): sizes cannot "
+                "match it; match the groups by a codebook instead"
+            )
+        matched[group] = found[0]
+    return matched

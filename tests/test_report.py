@@ -547,3 +547,30 @@ def test_comparison_over_seeds_one_seed_nan_and_bad_input():
         report.comparison_over_seeds("x", 1.0, ["0.5"], tolerance=0.1)
     with pytest.raises(ValueError, match="either a tolerance"):
         report.comparison_over_seeds("x", 1.0, [0.5])
+
+
+def test_match_groups_by_size_swaps_and_refuses_ambiguity():
+    matched = report.match_groups_by_size({"male": 30273, "female": 30147},
+                                          {"M": 30147, "F": 30273})
+    assert matched == {"M": "female", "F": "male"}
+    with pytest.raises(ValueError, match="0 of our groups"):
+        report.match_groups_by_size({"a": 1, "b": 2}, {"M": 3})
+    with pytest.raises(ValueError, match="2 of our groups"):
+        report.match_groups_by_size({"a": 5, "b": 5}, {"M": 5})
+
+
+def test_verdict_columns_pairs_each_run_and_refuses_mismatched_lists():
+    a = [report.comparison_over_seeds("Δ, total", -0.10, [-0.09, -0.095], tolerance=0.02),
+         report.comparison_over_seeds("Δ, male", -0.15, [], tolerance=0.02)]
+    b = [report.comparison_over_seeds("Δ, total", -0.10, [-0.04], tolerance=0.02),
+         report.comparison_over_seeds("Δ, male", -0.15, [-0.15], tolerance=0.02)]
+    t = report.verdict_columns({"paper encoding": a, "full encoding": b})
+    assert list(t.columns) == ["quantity", "paper", "paper encoding",
+                               "paper encoding: verdict", "full encoding",
+                               "full encoding: verdict"]
+    assert t["paper encoding: verdict"].tolist() == ["reproduces", "not comparable"]
+    assert t["full encoding: verdict"].tolist() == ["differs", "reproduces"]
+    with pytest.raises(ValueError, match="other quantities"):
+        report.verdict_columns({"a": a, "b": b[:1]})
+    with pytest.raises(ValueError, match="no columns"):
+        report.verdict_columns({})
