@@ -10,10 +10,23 @@ import sys
 from collections.abc import Sequence
 
 from dpnotes.lab.attribute import attribute
-from dpnotes.lab.registry import PROFILES, Experiment, config_hash, list_experiments
+from dpnotes.lab.registry import (
+    PROFILES,
+    Experiment,
+    config_hash,
+    derived_profile,
+    get_experiment,
+    list_experiments,
+)
 from dpnotes.lab.restamp import restamp
 from dpnotes.lab.runner import checkpoint, run, stale_reason
-from dpnotes.lab.store import RunLocked, inspect_result, result_folder, stored_seeds
+from dpnotes.lab.store import (
+    RunLocked,
+    inspect_result,
+    result_folder,
+    results_root,
+    stored_seeds,
+)
 
 
 def _status(exp: Experiment, profile: str, seed: int, root: str | None) -> list[str]:
@@ -32,13 +45,24 @@ def _status(exp: Experiment, profile: str, seed: int, root: str | None) -> list[
     return [profile, str(seed), f"{done}/{total}", "; ".join(state) or "current"]
 
 
+def _stored_profiles(root: str | None, name: str) -> list[str]:
+    """The base profiles, then the derived ones (``paper@state=NY``) found on disk."""
+    folder = results_root(root) / name
+    derived = sorted(
+        d.name
+        for d in (folder.iterdir() if folder.is_dir() else [])
+        if d.is_dir() and d.name.partition("@")[0] in PROFILES and "@" in d.name
+    )
+    return [*PROFILES, *derived]
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     rows = []
     experiments = list_experiments()
     for exp in experiments:
         found = [
             _status(exp, p, seed, args.results)
-            for p in PROFILES
+            for p in _stored_profiles(args.results, exp.name)
             for seed in stored_seeds(args.results, exp.name, p)
         ]
         rows.extend(
@@ -76,12 +100,28 @@ def _parse_only(items: Sequence[str]) -> dict[str, list[str]] | None:
     return only or None
 
 
+def _profile(args: argparse.Namespace) -> str:
+    """Return the profile a command names: ``--profile`` and its ``--set`` settings."""
+    settings: dict[str, str] = {}
+    for item in getattr(args, "set", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"--set takes KEY=VALUE (e.g. state=NY), got {item!r}.")
+        if key in settings:
+            raise ValueError(f"--set {key} is given twice; give each setting once.")
+        settings[key] = value
+    profile = derived_profile(args.profile, settings)
+    get_experiment(args.name).config(profile)  # an unknown setting or value fails here
+    return profile
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    profile = _profile(args)
     previous = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:
         result = run(
             args.name,
-            args.profile,
+            profile,
             seed=args.seed,
             root=args.results,
             progress=not args.no_progress,
@@ -106,23 +146,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_checkpoint(args: argparse.Namespace) -> int:
-    result = checkpoint(args.name, args.profile, seed=args.seed, root=args.results)
+    profile = _profile(args)
+    result = checkpoint(args.name, profile, seed=args.seed, root=args.results)
     if result is None:
         print(
-            f"no finished cell of {args.name} [{args.profile}] for the current code "
+            f"no finished cell of {args.name} [{profile}] for the current code "
             f"and seed {args.seed}; nothing stored"
         )
     elif result.partial:
         print(f"stored {result.caption()}")
     else:
-        print(f"{args.name} [{args.profile}] is complete; its result is unchanged")
+        print(f"{args.name} [{profile}] is complete; its result is unchanged")
     return 0
 
 
 def _cmd_restamp(args: argparse.Namespace) -> int:
     report = restamp(
         args.name,
-        args.profile,
+        _profile(args),
         cells=args.cells,
         seed=args.seed,
         sample_seed=args.sample_seed,
@@ -138,9 +179,10 @@ def _cmd_restamp(args: argparse.Namespace) -> int:
 
 
 def _cmd_attribute(args: argparse.Namespace) -> int:
+    profile = _profile(args)
     entry = attribute(
         args.name,
-        args.profile,
+        profile,
         commit=args.commit,
         seed=args.seed,
         root=args.results,
@@ -149,7 +191,7 @@ def _cmd_attribute(args: argparse.Namespace) -> int:
     )
     done = "checked only (nothing written)" if args.check else "written"
     print(
-        f"{args.name} [{args.profile}]: {entry['modules_checked']} module digests "
+        f"{args.name} [{profile}]: {entry['modules_checked']} module digests "
         f"equal at {entry['code_version']} (was {entry['old_code_version']}); {done}"
     )
     return 0
@@ -224,6 +266,14 @@ def _add_run(sub) -> None:
     p_run = sub.add_parser("run", help="run one experiment and store its results")
     p_run.add_argument("name", help="experiment name (see `list`)")
     p_run.add_argument("--profile", choices=PROFILES, default="quick")
+    p_run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one setting of the profile (e.g. --set state=NY; repeat for "
+        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
+    )
     p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_run.add_argument(
         "--jobs",
@@ -275,6 +325,14 @@ def _add_restamp(sub) -> None:
     p_rs.add_argument("name", help="experiment name (see `list`)")
     p_rs.add_argument("--profile", choices=PROFILES, default="paper")
     p_rs.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one setting of the profile (e.g. --set state=NY; repeat for "
+        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
+    )
+    p_rs.add_argument(
         "--cells",
         type=int,
         default=3,
@@ -322,6 +380,14 @@ def _add_attribute(sub) -> None:
     )
     p_at.add_argument("name", help="experiment name (see `list`)")
     p_at.add_argument("--profile", choices=PROFILES, default="paper")
+    p_at.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one setting of the profile (e.g. --set state=NY; repeat for "
+        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
+    )
     p_at.add_argument("--seed", type=int, default=0, help="root seed of the result")
     p_at.add_argument("--commit", required=True, help="the commit whose code ran")
     p_at.add_argument(
@@ -343,5 +409,13 @@ def _add_checkpoint(sub) -> None:
     )
     p_ck.add_argument("name", help="experiment name (see `list`)")
     p_ck.add_argument("--profile", choices=PROFILES, default="paper")
+    p_ck.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one setting of the profile (e.g. --set state=NY; repeat for "
+        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
+    )
     p_ck.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_ck.set_defaults(func=_cmd_checkpoint)

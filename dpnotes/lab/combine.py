@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dpnotes.lab.registry import get_experiment
-from dpnotes.lab.runner import load_or_run, load_stored
+from dpnotes.lab.runner import load_or_run, load_stored, profile_with_env
 from dpnotes.lab.store import StoredResult
 
 __all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
@@ -197,7 +197,7 @@ def load_per_dataset(
     """
     if not profiles:
         raise ValueError("profiles is empty; name at least one, e.g. ('quick',).")
-    *first, last = list(profiles)
+    *first, last = [profile_with_env(name, p) for p in profiles]
     stored: list[StoredResult] = []
     for profile in first:
         result = load_stored(name, profile, root=root, allow_partial=True)

@@ -30,13 +30,17 @@ from dpnotes.lab.fingerprint import code_digests
 
 __all__ = [
     "PROFILES",
+    "SET_ENV",
     "Cache",
     "Experiment",
     "Profile",
+    "check_profile",
     "config_hash",
+    "derived_profile",
     "get_experiment",
     "list_experiments",
     "register",
+    "split_profile",
     "stable_hash",
     "to_jsonable",
 ]
@@ -45,6 +49,131 @@ __all__ = [
 #: tests), ``quick`` (minutes on a 2-core CPU, what a book build runs when nothing is
 #: stored) and ``paper`` (the papers' full settings).
 PROFILES: tuple[str, ...] = ("smoke", "quick", "paper")
+
+#: Environment variable of settings that every experiment having them takes from the
+#: command line's ``--set`` (e.g. ``state=NY``), so that a book build loads the derived
+#: profiles' results: ``DPNOTES_SET="state=NY"``.
+SET_ENV = "DPNOTES_SET"
+
+# Characters a setting's key or value may not hold: they separate the parts of a derived
+# profile's name, which is also a folder name.
+_SET_RESERVED = frozenset("@,=/\\ \t\n")
+
+
+def split_profile(profile: str) -> tuple[str, dict[str, str]]:
+    """Split a profile name into its base profile and its settings.
+
+    A *derived* profile is a base profile with some settings changed from the command
+    line (``--set state=NY``); its name is the base, ``@`` and the settings in key
+    order, ``"paper@state=NY"``, and its results live in a folder of that name beside
+    the base profile's.
+
+    Args:
+        profile: ``"paper"`` or a derived name such as ``"paper@state=NY,year=2018"``.
+
+    Returns:
+        ``(base, {key: value})``, the values as the text given.
+
+    Raises:
+        TypeError: If ``profile`` is not a string.
+        ValueError: If the base is not one of :data:`PROFILES`, or a setting is not
+            ``KEY=VALUE``.
+
+    Examples:
+        >>> split_profile("paper@state=NY")
+        ('paper', {'state': 'NY'})
+        >>> split_profile("quick")
+        ('quick', {})
+    """
+    if not isinstance(profile, str):
+        raise TypeError(f"profile must be a string, got {type(profile).__name__}.")
+    base, sep, rest = profile.partition("@")
+    if base not in PROFILES:
+        raise ValueError(f"unknown profile {base!r}; choose one of {list(PROFILES)}.")
+    settings: dict[str, str] = {}
+    if sep:
+        for item in rest.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or not key or not value:
+                raise ValueError(
+                    f"profile {profile!r}: each setting after '@' is KEY=VALUE, "
+                    f"separated by commas; got {item!r}."
+                )
+            settings[key] = value
+        if not settings:
+            raise ValueError(f"profile {profile!r} has '@' but no setting after it.")
+    return base, settings
+
+
+def derived_profile(base: str, settings: Mapping[str, str]) -> str:
+    """Return the name of ``base`` with ``settings`` changed (:func:`split_profile`).
+
+    Args:
+        base: One of :data:`PROFILES`.
+        settings: ``{key: value}`` as text; empty gives ``base`` itself.
+
+    Returns:
+        The canonical name: the settings sorted by key.
+
+    Raises:
+        ValueError: If ``base`` is unknown or a key or value is empty or holds one of
+            the characters ``@ , = / \\`` or white space.
+
+    Examples:
+        >>> derived_profile("paper", {"year": "2018", "state": "NY"})
+        'paper@state=NY,year=2018'
+    """
+    if base not in PROFILES:
+        raise ValueError(f"unknown profile {base!r}; choose one of {list(PROFILES)}.")
+    for key, value in settings.items():
+        for what, text in (("key", key), ("value", value)):
+            if not isinstance(text, str) or not text or _SET_RESERVED & set(text):
+                raise ValueError(
+                    f"setting {key!r}={value!r}: the {what} must be non-empty text "
+                    "without '@', ',', '=', slashes or spaces."
+                )
+    if not settings:
+        return base
+    return base + "@" + ",".join(f"{k}={settings[k]}" for k in sorted(settings))
+
+
+def check_profile(profile: str) -> str:
+    """Return ``profile`` if it names a base or a well-formed derived profile.
+
+    Raises:
+        TypeError, ValueError: As :func:`split_profile` does.
+    """
+    base, settings = split_profile(profile)
+    derived_profile(base, settings)
+    return profile
+
+
+def _parse_setting(config: Any, key: str, text: str) -> Any:
+    """Parse the command line's text to the type of ``key`` in ``config``."""
+    current = getattr(config, key)
+    try:
+        if isinstance(current, bool):
+            if text.lower() not in ("true", "false"):
+                raise ValueError("give true or false")
+            return text.lower() == "true"
+        if isinstance(current, int):
+            return int(text)
+        if isinstance(current, float):
+            return float(text)
+        if isinstance(current, str):
+            return text
+        if isinstance(current, tuple) and all(isinstance(v, str) for v in current):
+            return tuple(text.split("+"))
+    except ValueError as exc:
+        raise ValueError(
+            f"--set {key}={text}: not a {type(current).__name__} ({exc})."
+        ) from None
+    raise ValueError(
+        f"--set {key}={text}: setting {key!r} is a {type(current).__name__}, which the "
+        "command line cannot set (text, numbers, true/false and lists of text joined "
+        "by '+' can be set)."
+    )
+
 
 Cell = Mapping[str, Any]
 CellFunction = Callable[..., pd.DataFrame]
@@ -178,14 +307,52 @@ class Experiment:
     def config(self, profile: str) -> Profile:
         """Return the settings of one profile.
 
+        A derived profile (``"paper@state=NY"``, see :func:`split_profile`) is its base
+        profile's settings with the named ones replaced, each parsed to the type of the
+        base's value.
+
         Raises:
-            ValueError: If ``profile`` is not one of :data:`PROFILES`.
+            ValueError: If ``profile`` is not one of :data:`PROFILES` or a derived
+                profile of one, names a setting the experiment does not have, or gives
+                a value the setting cannot take.
         """
-        if profile not in PROFILES:
+        base, settings = split_profile(profile)
+        config = self.profiles[base]
+        if not settings:
+            return config
+        if not dataclasses.is_dataclass(config):
             raise ValueError(
-                f"unknown profile {profile!r}; choose one of {list(PROFILES)}."
+                f"experiment {self.name!r} has no settings the command line can change."
             )
-        return self.profiles[profile]
+        names = [f.name for f in dataclasses.fields(config) if f.init]
+        unknown = sorted(set(settings) - set(names))
+        if unknown:
+            raise ValueError(
+                f"experiment {self.name!r} has no setting {', '.join(unknown)}; its "
+                f"settings are {', '.join(names)}."
+            )
+        changed = dataclasses.replace(
+            config, **{k: _parse_setting(config, k, v) for k, v in settings.items()}
+        )
+        try:  # the data files it would read: an unknown state fails here, not later
+            list(self.datasets(changed))
+        except (KeyError, ValueError) as exc:
+            why = (
+                f"{exc.args[0]!r} is not a value it knows"
+                if isinstance(exc, KeyError)
+                else str(exc)
+            )
+            raise ValueError(
+                f"experiment {self.name!r} under {profile!r}: {why}."
+            ) from None
+        return changed
+
+    def settings(self, profile: str) -> list[str]:
+        """Return the names of the settings ``--set`` can change under ``profile``."""
+        config = self.profiles[split_profile(profile)[0]]
+        if not dataclasses.is_dataclass(config):
+            return []
+        return [f.name for f in dataclasses.fields(config) if f.init]
 
     def cells(self, profile: str) -> list[dict[str, Any]]:
         """Return the grid of one profile as a list of plain dicts."""

@@ -53,8 +53,8 @@ import pandas as pd
 
 from dpnotes.lab.reference import reference_commit, reference_rows, reference_tree
 from dpnotes.lab.registry import (
-    PROFILES,
     Experiment,
+    check_profile,
     config_hash,
     get_experiment,
     stable_hash,
@@ -608,10 +608,7 @@ def restamp(
             f"rtol must be a number in [0, 1e-3), got {rtol!r}: it covers the last "
             "digits of floating-point sums, not different results."
         )
-    if profile not in PROFILES:
-        raise ValueError(
-            f"unknown profile {profile!r}; choose one of {list(PROFILES)}."
-        )
+    check_profile(profile)
     experiment = get_experiment(name)
     stored = _stored(name, profile, seed, root)
     version = code_version()

@@ -28,10 +28,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from dpnotes.lab.registry import (
-    PROFILES,
+    SET_ENV,
     Experiment,
+    check_profile,
     config_hash,
+    derived_profile,
     get_experiment,
+    split_profile,
     stable_hash,
     to_jsonable,
 )
@@ -52,6 +55,7 @@ __all__ = [
     "checkpoint",
     "load_or_run",
     "load_stored",
+    "profile_with_env",
     "provenance",
     "run",
     "stale_reason",
@@ -177,10 +181,7 @@ def _cell_rng(seed: int, cell: dict[str, Any]) -> np.random.Generator:
 
 
 def _check_profile(profile: str) -> None:
-    if profile not in PROFILES:
-        raise ValueError(
-            f"unknown profile {profile!r}; choose one of {list(PROFILES)}."
-        )
+    check_profile(profile)
 
 
 #: True in the runner's spawned local worker processes (set by their initializer).
@@ -823,6 +824,35 @@ def stale_reason(
     return "code, settings or version changed"
 
 
+def profile_with_env(name: str, profile: str) -> str:
+    """Return ``profile`` with the settings of ``$DPNOTES_SET`` that ``name`` has.
+
+    ``DPNOTES_SET="state=NY"`` makes every experiment that has a ``state`` setting load
+    (and, where nothing is stored, compute) the derived profile ``"<profile>@state=NY"``
+    (:func:`~dpnotes.lab.registry.split_profile`); experiments without it are left as
+    they are. Settings already in ``profile`` win. This is how a book build follows a
+    run with ``--set``.
+
+    Raises:
+        ValueError: If ``$DPNOTES_SET`` is not ``KEY=VALUE[,KEY=VALUE...]``.
+    """
+    text = os.environ.get(SET_ENV, "").strip()
+    if not text:
+        return profile
+    base, settings = split_profile(profile)
+    own = set(get_experiment(name).settings(base))
+    for item in text.split(","):
+        key, eq, value = item.strip().partition("=")
+        if not (eq and key and value):
+            raise ValueError(
+                f"{SET_ENV}={text!r}: give settings as KEY=VALUE, separated by commas "
+                "(e.g. state=NY)."
+            )
+        if key in own:
+            settings.setdefault(key, value)
+    return derived_profile(base, settings)
+
+
 def load_or_run(
     name: str,
     *,
@@ -840,15 +870,20 @@ def load_or_run(
     ignored, and so is an unfinished run's partial result unless ``allow_partial``
     (then ``result.partial`` is true and ``result.caption()`` says how many cells it
     holds). If none matches it runs the ``fallback`` profile (default ``quick``, or
-    the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it.
+    the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it. Every profile
+    takes the settings of ``$DPNOTES_SET`` that the experiment has
+    (:func:`profile_with_env`).
     """
+    prefer = [profile_with_env(name, p) for p in prefer]
     for profile in prefer:
         stored = load_stored(
             name, profile, root=root, seed=seed, allow_partial=allow_partial
         )
         if stored is not None:
             return stored
-    fallback = fallback or os.environ.get(FALLBACK_ENV) or "quick"
+    fallback = profile_with_env(
+        name, fallback or os.environ.get(FALLBACK_ENV) or "quick"
+    )
     _check_profile(fallback)
     # Another process (a second notebook) may be computing the same result: wait for
     # it, then use what it stored.

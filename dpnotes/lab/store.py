@@ -170,10 +170,14 @@ class StoredResult:
             profile += f" (partial: {done} of {self.meta.get('cells')} cells computed)"
         seed = self.meta.get("seed")
         again = f" --seed {seed}" if seed not in (0, None) else ""
+        # A derived profile ("paper@state=NY") is its base and the command's --set.
+        base, _, settings = self.profile.partition("@")
+        for item in settings.split(",") if settings else []:
+            again += f" --set {item}"
         return (
             f"Experiment {self.experiment}, profile {profile}, data: {data}, "
             f"seed {seed}; regenerate with: python -m dpnotes run "
-            f"{self.experiment} --profile {self.profile}{again}."
+            f"{self.experiment} --profile {base}{again}."
         )
 
 
