@@ -65,6 +65,12 @@ def test_a_derived_profile_changes_only_its_settings_and_checks_them():
         census.config("paper@state=XX")
     synth = get_experiment("strat_synth")
     assert synth.config("quick@datasets=NM+NY-sample").datasets == ("NM", "NY-sample")
+    # The paper's state: New York's full person file (downloaded where online).
+    assert synth.datasets(synth.config("paper@datasets=NY")) == [
+        "acs/2018/1-Year/psam_p36.csv"
+    ]
+    with pytest.raises(ValueError, match="'TX' is not a value it knows"):
+        synth.config("paper@datasets=TX")
 
 
 def test_a_derived_result_lives_beside_the_base_and_says_how_to_rerun(tmp_path, capsys):
