@@ -365,8 +365,8 @@ class Claim:
 STRAT_CLAIMS: Mapping[str, Claim] = {
     "fig1-interpolation": Claim(
         "Figure 1 and the text citing it",
-        "for Dirichlet alpha in [0.2, 1.0) the Theorem 10 term lies between the lower "
-        "bound and the worst case k log(n/k)",
+        "for Dirichlet alpha in [0.2, 1.0) the expected sum of log group sizes lies "
+        "between the lower bound and the worst case k log(n/k)",
         (0.2, 1.0),
     ),
     "fig2-overall": Claim(
