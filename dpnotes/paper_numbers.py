@@ -530,6 +530,11 @@ STRAT_AUTHORS: Mapping[str, AuthorsNumber] = {
         "records of SCHL, WKHP, JWMNP, PINCP (the private 'overall' sizes)",
         (191372, 103756, 87355, 166318),
     ),
+    "table1-means": AuthorsNumber(
+        "stratified_data_means.db",
+        "exact ('standard') overall means of SCHL, WKHP, JWMNP, PINCP",
+        (16.3895, 37.5623, 33.4640, 46657.585),
+    ),
     "fig2-coinpress-bias": AuthorsNumber(
         "stratified_data_means.db",
         "COINPRESS overall estimate minus the exact mean, SCHL, WKHP, JWMNP (the same "

@@ -82,6 +82,9 @@ def test_the_authors_census_sizes_are_table_1_s_counts():
     assert sizes == tuple(
         pn.STRAT_TABLE1[v][0] for v in ("SCHL", "WKHP", "JWMNP", "PINCP")
     )
+    means = pn.STRAT_AUTHORS["table1-means"].values
+    for value, column in zip(means, ("SCHL", "WKHP", "JWMNP", "PINCP"), strict=True):
+        assert value == pytest.approx(pn.STRAT_TABLE1[column][1], abs=0.001)
     bias = pn.STRAT_AUTHORS["fig2-coinpress-bias"].values
     relative = pn.STRAT_AUTHORS["fig2-coinpress-relative"].values
     means = [pn.STRAT_TABLE1[v][1] for v in ("SCHL", "WKHP", "JWMNP")]
@@ -99,6 +102,7 @@ def test_the_authors_tallies_add_up():
     assert 1 < low < high < pn.STRAT_CLAIMS["fig5-reduction"].values[0] + 3
     assert set(pn.STRAT_AUTHORS) - {
         "table1-sizes",
+        "table1-means",
         "fig2-coinpress-bias",
         "fig2-coinpress-relative",
         "fig3-strat-error",
