@@ -6,10 +6,17 @@ with the paper's text where the text is available). Each value is a :class:`Repo
 the paper (its bibliography key), where in the paper it stands, the data set, method,
 group and quantity, and the value as printed.
 
-So far: the DPSGD-F paper's Tables 1-3 and its epsilons (xu2021removing).
+So far: the DPSGD-F paper's Tables 1-3 and its epsilons (xu2021removing); the
+stratification paper's Tables 1-3, the values and claims stated for its Figures 1-10,
+its New York race example and its "80%" claim (rosenblatt2024stratification), with the
+numbers the authors' repository ``lurosenb/stratify_dp`` stores for them
+(:data:`STRAT_AUTHORS`).
 
 References:
     xu2021removing: Tables 1, 2 and 3, and section 6 (the epsilons of the settings).
+    rosenblatt2024stratification: arXiv 2312.11712v1, appendix D (Tables 1-3), the
+    captions of Figures 1-10 and the text that cites them, section "Adaptive Private
+    Mean Estimation" (the New York race example).
 """
 
 from __future__ import annotations
@@ -26,6 +33,19 @@ __all__ = [
     "DPSGDF_TABLE1",
     "DPSGDF_TABLE2",
     "DPSGDF_TABLE3",
+    "STRAT_AUTHORS",
+    "STRAT_AUTHORS_COMMIT",
+    "STRAT_AUTHORS_REPOSITORY",
+    "STRAT_CLAIMS",
+    "STRAT_NY_RACE",
+    "STRAT_RACE_CODES",
+    "STRAT_TABLE1",
+    "STRAT_TABLE2",
+    "STRAT_TABLE2_COUNT",
+    "STRAT_TABLE3",
+    "AuthorsNumber",
+    "Claim",
+    "NyRaceExample",
     "Reported",
     "reported",
     "reported_frame",
@@ -193,9 +213,422 @@ def reported(**match: object) -> list[Reported]:
         raise ValueError(
             f"reported(): unknown field(s) {unknown}; select by {sorted(fields)}."
         )
-    return [r for r in _dpsgdf() if all(getattr(r, k) == v for k, v in match.items())]
+    return [r for r in _all() if all(getattr(r, k) == v for k, v in match.items())]
 
 
 def reported_frame() -> pd.DataFrame:
     """Every reported number as a table, one row per :class:`Reported`."""
-    return pd.DataFrame([r.__dict__ for r in _dpsgdf()])
+    return pd.DataFrame([r.__dict__ for r in _all()])
+
+
+def _all() -> Iterable[Reported]:
+    yield from _dpsgdf()
+    yield from _stratification()
+
+
+# =====================================================================================
+# The stratification paper (rosenblatt2024stratification)
+# =====================================================================================
+#
+# Numbering: the arXiv version 2312.11712v1 with its appendix (Tables 1-3 and
+# Figures 6-10 are in the appendix only); its Definition 11, Proposition 9 and Theorem
+# 10 are the AAAI version's Definition 10, Proposition 8 and Theorem 9. Claims the
+# paper makes without a number are :class:`Claim` objects whose text is our paraphrase.
+
+_ROSENBLATT = "rosenblatt2024stratification"
+
+#: The columns of the stratification paper's Table 1 (appendix D: the New York 2018
+#: person file, all ages, used for mean estimation): per variable ``(count, mean, std,
+#: min, max, median)`` as printed (the range as its two ends).
+STRAT_TABLE1: Mapping[str, tuple[int, float, float, float, float, float]] = {
+    "SEX": (196967, 1.517, 0.5, 1, 2, 2),
+    "DIS": (196967, 1.865, 0.341, 1, 2, 2),
+    "NATIVITY": (196967, 1.196, 0.397, 1, 2, 1),
+    "RAC1P": (196967, 2.186, 2.342, 1, 9, 1),
+    "AGEP": (196967, 41.831, 23.554, 0, 95, 42),
+    "SCHL": (191372, 16.39, 5.686, 1, 24, 18),
+    "WKHP": (103756, 37.562, 13.105, 1, 99, 40),
+    "JWMNP": (87355, 33.464, 26.601, 1, 138, 30),
+    "PINCP": (166318, 46657.585, 76027.3, -8300, 1423000, 26500),
+}
+
+#: The count of every column of the stratification paper's Table 2 (its caption: all
+#: columns fully represented).
+STRAT_TABLE2_COUNT = 196967
+
+#: The stratification paper's Table 2 (appendix D: the ten ACSEmployment columns of the
+#: synthesis experiments, New York, as the authors coded them; AGEP, SCHL and MIL are
+#: codes 0-4, not years): per column ``(mean, std, min, max, median)`` as printed.
+STRAT_TABLE2: Mapping[str, tuple[float, float, float, float, float]] = {
+    "AGEP": (1.687, 1.234, 0, 4, 2),
+    "SCHL": (2.834, 1.246, 0, 4, 3),
+    "MAR": (3.043, 1.867, 1, 5, 3),
+    "DIS": (1.865, 0.341, 1, 2, 2),
+    "ESP": (0.543, 1.587, 0, 8, 0),
+    "MIL": (3.183, 1.547, 0, 4, 4),
+    "DREM": (1.852, 0.471, 0, 2, 2),
+    "SEX": (1.517, 0.5, 1, 2, 2),
+    "RAC1P": (2.186, 2.342, 1, 9, 1),
+    "ESR": (0.464, 0.499, 0, 1, 0),
+}
+
+#: The race labels of the stratification paper's Table 3 and their ``RAC1P`` codes (ACS
+#: PUMS 2018 codebook); the paper truncates label 5.
+STRAT_RACE_CODES: Mapping[str, int] = {
+    "White": 1,
+    "Black": 2,
+    "American Indian alone": 3,
+    "Alaska Native alone": 4,
+    "American Indian and/or Alaska Native (tribes no…": 5,
+    "Asian": 6,
+    "Native Hawaiian": 7,
+    "Some other race alone": 8,
+    "Two or more races": 9,
+}
+
+#: The stratification paper's Table 3 (appendix D: New York ACSEmployment, all ages):
+#: records by ``(SEX, RAC1P)`` code (``SEX`` 1 male, 2 female), in its row order.
+STRAT_TABLE3: Mapping[tuple[int, int], int] = {
+    (2, 1): 70881,
+    (1, 1): 67593,
+    (2, 2): 12947,
+    (1, 2): 11077,
+    (2, 6): 8900,
+    (1, 6): 8130,
+    (2, 8): 5668,
+    (1, 8): 5296,
+    (2, 9): 3026,
+    (1, 9): 2620,
+    (1, 3): 277,
+    (2, 3): 231,
+    (1, 5): 125,
+    (2, 5): 119,
+    (1, 7): 42,
+    (2, 7): 30,
+    (2, 4): 3,
+    (1, 4): 2,
+}
+
+
+@dataclass(frozen=True)
+class NyRaceExample:
+    """The stratification paper's worked example: the race groups of New York.
+
+    Attributes:
+        n: Records (the New York person file, all ages).
+        k: Race groups (``RAC1P`` codes).
+        shares: The leading group shares as printed (the paper elides the rest).
+        alpha: The Dirichlet parameter its "iterative Monte Carlo" fit gives ("≈").
+        gain: How much better than the worst case the expected error is, relative to
+            the best case ("approximately ~80%"), as a fraction.
+        where: Where it stands.
+    """
+
+    n: int
+    k: int
+    shares: tuple[float, ...]
+    alpha: float
+    gain: float
+    where: str
+
+
+#: The New York race example (section "Adaptive Private Mean Estimation", the
+#: paragraph after Figure 1; arXiv and AAAI alike).
+STRAT_NY_RACE = NyRaceExample(
+    n=196967,
+    k=9,
+    shares=(0.70, 0.12, 0.086, 0.056, 0.029),
+    alpha=0.13,
+    gain=0.80,
+    where="section 'Adaptive Private Mean Estimation', the New York race example",
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One thing the stratification paper states about a figure or its experiments.
+
+    Attributes:
+        where: Where it stands (figure caption, or the text that cites the figure).
+        claim: What it states, in our words (the paper's numbers kept exact).
+        values: The numbers it states, in the order ``claim`` names them; empty for a
+            claim without a number.
+    """
+
+    where: str
+    claim: str
+    values: tuple[float, ...] = ()
+
+
+#: What the stratification paper states for each of Figures 1-10 and for its
+#: experiments, by key (``"fig3-error"``); the text of each is our paraphrase.
+STRAT_CLAIMS: Mapping[str, Claim] = {
+    "fig1-interpolation": Claim(
+        "Figure 1 and the text citing it",
+        "for Dirichlet alpha in [0.2, 1.0) the expected sum of log group sizes lies "
+        "between the lower bound and the worst case k log(n/k)",
+        (0.2, 1.0),
+    ),
+    "fig2-overall": Claim(
+        "text citing Figure 2 (top row)",
+        "the overall-mean error of stratified COINPRESS stays controlled; for SCHL, "
+        "WKHP and JWMNP stratifying sometimes improves on COINPRESS's overall mean",
+    ),
+    "fig2-pincp": Claim(
+        "text citing Figure 2 (top row)",
+        "PINCP (wide, long-tailed) is the hard case for stratification",
+    ),
+    "fig2-parity": Claim(
+        "text citing Figure 2 (bottom row)",
+        "StratCoinpress keeps the parity error tightly controlled; COINPRESS loses "
+        "much utility for most intersectional groups",
+    ),
+    "fig2-groups": Claim(
+        "text citing Figure 2",
+        "groups from sex (2 levels), race (9), bucketed age (5) and disability (2)",
+        (2, 9, 5, 2),
+    ),
+    "fig2-domains": Claim(
+        "captions of Figures 2 and 8",
+        "SCHL ranges over 0-24, WKHP over 0-168, JWMNP over 0-400",
+        (24, 168, 400),
+    ),
+    "fig3-runs": Claim("Figure 3, caption", "50 runs per point", (50,)),
+    "fig3-error": Claim(
+        "Figure 3, caption",
+        "for n >= 10,000 the error is at most 1%",
+        (10_000, 0.01),
+    ),
+    "fig3-converge": Claim(
+        "Figure 3, caption, and the text citing it",
+        "the stratified variants converge to COINPRESS as n grows: no price in "
+        "global error for large samples",
+    ),
+    "abstract-coinpress": Claim(
+        "abstract",
+        "for COINPRESS, stratifying can even reduce the error of the global mean",
+    ),
+    "fig4-real": Claim(
+        "Figure 4, caption",
+        "a classifier trained on real data reaches accuracy about 0.8",
+        (0.8,),
+    ),
+    "fig4-gap": Claim(
+        "Figure 4, caption",
+        "for epsilon >= 1 stratified and unstratified accuracy differ by at most 2%",
+        (1.0, 0.02),
+    ),
+    "fig4-low-eps": Claim(
+        "text citing Figure 4",
+        "stratification harms the synthetic data's utility only for epsilon < 0.1",
+        (0.1,),
+    ),
+    "fig5-all": Claim(
+        "text citing Figure 5",
+        "the stratified variants of all synthesizers reduce parity error",
+    ),
+    "fig5-gem-best": Claim(
+        "text citing Figure 5",
+        "GEM gives the best parity error at nearly every epsilon",
+    ),
+    "fig5-reduction": Claim(
+        "Figure 5, caption",
+        "stratifying GEM reduces parity error by 200% or more",
+        (2.0,),
+    ),
+    "fig5-aim": Claim(
+        "Figure 5, caption",
+        "vanilla AIM has the lower parity error at low budgets, stratified AIM at "
+        "higher ones",
+    ),
+    "fig6": Claim(
+        "Figure 6, caption",
+        "complete synthetic COINPRESS results (no value stated)",
+    ),
+    "fig7-k": Claim(
+        "Figure 7, caption",
+        "over 50 runs, the error is low and relatively stable across reasonable "
+        "numbers of groups k",
+        (50,),
+    ),
+    "fig7a": Claim(
+        "text citing Figure 7a",
+        "for all synthesizers the maximum disparity of all means falls as epsilon "
+        "grows",
+    ),
+    "fig7b": Claim(
+        "text citing Figure 7b",
+        "for all synthesizers the demographic parity rises towards 1 as epsilon grows",
+        (1.0,),
+    ),
+    "fig7c": Claim(
+        "text citing Figure 7c",
+        "for all synthesizers the largest false negative rate difference falls as "
+        "epsilon grows",
+    ),
+    "fig8-task": Claim(
+        "Figure 8, caption",
+        "the full version of Figure 2 (four variables), captioned as the Mobility task",
+    ),
+    "fig9-gem": Claim(
+        "text citing Figure 9",
+        "stratified GEM achieves low 3-way-marginal parity error",
+    ),
+    "fig9-aim": Claim(
+        "text citing Figure 9",
+        "below epsilon = 1.0 vanilla AIM's parity error is much larger than its "
+        "stratified variant's",
+        (1.0,),
+    ),
+    "fig10": Claim(
+        "Figure 10 and the text citing it",
+        "100 Dirichlet draws for k = 3 and alpha in {0.1, 1, 10}",
+        (100, 3, 0.1, 1.0, 10.0),
+    ),
+    "synthesis-settings": Claim(
+        "section on private data synthesis",
+        "epsilon in {0.01, 0.05, 0.1, 0.5, 1.0, 5.0}; 5 seeds per synthesizer and "
+        "setting",
+        (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 5),
+    ),
+}
+
+#: The authors' public repository and the commit whose files :data:`STRAT_AUTHORS`
+#: quotes (its last commit, 2023-05-13).
+STRAT_AUTHORS_REPOSITORY = "lurosenb/stratify_dp"
+STRAT_AUTHORS_COMMIT = "a4b70789442e55c0c789cb4da419f5e55c14fd64"
+
+
+@dataclass(frozen=True)
+class AuthorsNumber:
+    """A number computed from a file the stratification paper's authors committed.
+
+    Attributes:
+        file: The file in :data:`STRAT_AUTHORS_REPOSITORY` at
+            :data:`STRAT_AUTHORS_COMMIT`.
+        quantity: What the number is and how it is read off the file.
+        values: The number(s), rounded as quoted.
+    """
+
+    file: str
+    quantity: str
+    values: tuple[float, ...]
+
+
+#: Numbers read off the authors' stored results, keyed like :data:`STRAT_CLAIMS` where
+#: they bear on a claim. The census means (``stratified_data_means.db``, table
+#: ``means``) are one run on the full New York file; the overall COINPRESS estimate is
+#: compared with the exact mean, the stratified one recombines the private stratum
+#: estimates with the exact stratum sizes (as the authors' notebook does), over the 31
+#: attribute sets. ``results_df.pkl`` is the synthetic-mixture table of
+#: ``coinpress_results.ipynb`` (10 runs per cell); the synthesis files hold 5 seeds per
+#: synthesizer, stratification and epsilon, parity vectors summed over the variables
+#: with NaN dropped, as ``plots_for_synths.ipynb`` plots them.
+STRAT_AUTHORS: Mapping[str, AuthorsNumber] = {
+    "table1-sizes": AuthorsNumber(
+        "stratified_data_means.db",
+        "records of SCHL, WKHP, JWMNP, PINCP (the private 'overall' sizes)",
+        (191372, 103756, 87355, 166318),
+    ),
+    "table1-means": AuthorsNumber(
+        "stratified_data_means.db",
+        "exact ('standard') overall means of SCHL, WKHP, JWMNP, PINCP",
+        (16.3895, 37.5623, 33.4640, 46657.585),
+    ),
+    "fig2-coinpress-bias": AuthorsNumber(
+        "stratified_data_means.db",
+        "COINPRESS overall estimate minus the exact mean, SCHL, WKHP, JWMNP (the same "
+        "in all 31 attribute sets)",
+        (0.770, 0.760, -1.085),
+    ),
+    "fig2-coinpress-relative": AuthorsNumber(
+        "stratified_data_means.db",
+        "the same as a share of the mean, SCHL, WKHP, JWMNP",
+        (0.047, 0.020, 0.032),
+    ),
+    "fig2-overall": AuthorsNumber(
+        "stratified_data_means.db",
+        "attribute sets (of 31) where the stratified estimate is closer to the exact "
+        "mean than COINPRESS's, SCHL, WKHP, JWMNP, PINCP",
+        (23, 30, 21, 1),
+    ),
+    "fig3-strat-error": AuthorsNumber(
+        "results_df.pkl",
+        "StratCoinpress mean error, smallest and largest over the 90 cells",
+        (0.00016, 0.0025),
+    ),
+    "fig3-below": AuthorsNumber(
+        "results_df.pkl",
+        "cells (alpha, k, n) where StratCoinpress's error is below COINPRESS's, of 90",
+        (84, 90),
+    ),
+    "fig3-error": AuthorsNumber(
+        "results_df.pkl",
+        "largest mean error at n >= 10,000 (stored n), COINPRESS, StratCoinpress, "
+        "StratCoinpressPublic",
+        (0.0032, 0.0024, 0.0149),
+    ),
+    "fig3-runs": AuthorsNumber(
+        "coinpress_results.ipynb",
+        "runs per cell (the loop 'for i in range(10)')",
+        (10,),
+    ),
+    "fig4-gap": AuthorsNumber(
+        "gem_mst_performance.pkl, aim_performance.pkl",
+        "largest |stratified - vanilla| mean accuracy (random forest) at epsilon >= 1, "
+        "MST, AIM, GEM",
+        (0.0145, 0.0124, 0.0077),
+    ),
+    "fig4-real": AuthorsNumber(
+        "gem_mst_performance.pkl, aim_performance.pkl",
+        "highest mean accuracy of any synthesizer variant (the real-data accuracy is "
+        "not stored)",
+        (0.791,),
+    ),
+    "fig5-all": AuthorsNumber(
+        "gem_mst_performance.pkl, aim_performance.pkl",
+        "comparisons (synthesizer x grouping x epsilon) where stratifying by a "
+        "grouping lowers the parity error over it: all, MST, AIM, GEM (of 54, 18, "
+        "18, 18)",
+        (26, 1, 9, 16),
+    ),
+    "fig5-reduction": AuthorsNumber(
+        "gem_mst_performance.pkl, aim_performance.pkl",
+        "vanilla over stratified GEM parity error at epsilon >= 0.05, smallest and "
+        "largest, SEX x RAC1P strata",
+        (1.63, 4.84),
+    ),
+    "fig5-gem-best": AuthorsNumber(
+        "gem_mst_performance.pkl, aim_performance.pkl",
+        "epsilons (of 6) at which a stratified GEM has the lowest SEX x RAC1P parity "
+        "error of all variants",
+        (5, 6),
+    ),
+}
+
+
+def _stratification() -> Iterable[Reported]:
+    table1 = ("count", "mean", "std", "min", "max", "median")
+    for column, values in STRAT_TABLE1.items():
+        for quantity, value in zip(table1, values, strict=True):
+            where = f"Table 1, column '{column}', row '{quantity}'"
+            yield Reported(_ROSENBLATT, where, "NY", "data", column, quantity, value)
+    for column, values in STRAT_TABLE2.items():
+        for quantity, value in zip(table1[1:], values, strict=True):
+            where = f"Table 2, column '{column}', row '{quantity}'"
+            yield Reported(_ROSENBLATT, where, "NY", "data", column, quantity, value)
+    sex = {1: "Male", 2: "Female"}
+    race = {code: label for label, code in STRAT_RACE_CODES.items()}
+    for (s, r), count in STRAT_TABLE3.items():
+        where = f"Table 3, row '{sex[s]} {race[r]}'"
+        group = f"SEX={s}, RAC1P={r}"
+        yield Reported(_ROSENBLATT, where, "NY", "data", group, "count", count)
+    ex = STRAT_NY_RACE
+    for quantity, value in (("n", ex.n), ("alpha", ex.alpha), ("gain", ex.gain)):
+        yield Reported(
+            _ROSENBLATT, ex.where, "NY", "dirichlet", "RAC1P", quantity, value
+        )
+    for key, claim in STRAT_CLAIMS.items():
+        for i, value in enumerate(claim.values):
+            where = f"{claim.where} ({key}, value {i + 1})"
+            yield Reported(_ROSENBLATT, where, "", "claim", "all", key, value)

@@ -25,6 +25,7 @@ __all__ = [
     "STRATA_PROSE",
     "VERDICTS",
     "Comparison",
+    "PaperCheck",
     "WinTally",
     "better_at",
     "claim_table",
@@ -37,6 +38,7 @@ __all__ = [
     "markdown_table",
     "match_groups_by_size",
     "mean_sd",
+    "paper_check_table",
     "plural",
     "seeds_caption",
     "seeds_text",
@@ -44,6 +46,8 @@ __all__ = [
     "strata_wins_table",
     "strata_wins_text",
     "verdict_columns",
+    "verdict_counts",
+    "verdict_counts_text",
     "verdict_table",
     "win_tally",
 ]
@@ -540,12 +544,12 @@ def verdict_columns(
             the paper's numbers.
 
     Examples:
-        >>> a = [{"quantity": "Δ, total", "paper": -0.10, "mean": -0.09, "tolerance": 0.02}]
-        >>> b = [{"quantity": "Δ, total", "paper": -0.10, "mean": -0.04, "tolerance": 0.02}]
+        >>> row = {"quantity": "Δ, total", "paper": -0.10, "tolerance": 0.02}
+        >>> a, b = [{**row, "mean": -0.09}], [{**row, "mean": -0.04}]
         >>> verdict_columns({"ours": a, "full": b}).iloc[0].tolist()
         ['Δ, total', '-0.1', '-0.090', 'reproduces', '-0.040', 'differs']
     """
-    tables = {name: [_as_comparison(r).row() for r in rows] for name, rows in columns.items()}
+    tables = {n: [_as_comparison(r).row() for r in rows] for n, rows in columns.items()}
     if not tables:
         raise ValueError("no columns: give at least one list of comparisons.")
     first_name, first = next(iter(tables.items()))
@@ -1075,8 +1079,8 @@ def match_groups_by_size(
         For each of the paper's groups, the group of ours of the same size.
 
     Raises:
-        ValueError: If a paper's group has no group of ours of its size, or several (then
-            sizes cannot say which is which: match by a codebook instead).
+        ValueError: If a paper's group has no group of ours of its size, or several
+            (then sizes cannot say which is which: match by a codebook instead).
 
     Examples:
         >>> match_groups_by_size({"male": 30273, "female": 30147},
@@ -1094,3 +1098,195 @@ def match_groups_by_size(
             )
         matched[group] = found[0]
     return matched
+
+
+# ------------------------------------------- the paper, the authors' files and ours
+
+
+def _cell(value: object, decimals: int | None) -> str:
+    """A number or a text as a table cell: numbers as given, or to ``decimals``."""
+    if _missing(value):
+        return "–"
+    if isinstance(value, str):
+        return value
+    x = _real(value, "value")
+    return f"{x:,.15g}" if decimals is None else f"{x:,.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class PaperCheck:
+    """One row of a paper / authors' files / ours table, for numbers and claims alike.
+
+    Where both the paper and we give a number, a ``tolerance`` decides the verdict as
+    in :func:`judge`; a claim without a number (a direction, a comparison) takes an
+    explicit ``verdict`` and a ``note`` saying why.
+
+    Attributes:
+        item: What is compared, with the paper's table, figure or section.
+        paper: The paper's number, or its claim as text.
+        ours: Our number (a mean over seeds where ``n_seeds > 1``), our result as text
+            (``"2 of 54"``), or None where we have none.
+        authors: The number the authors' released files give (as text, with the file
+            named in ``note`` or the chapter), or None.
+        sd: Our standard deviation over seeds, for a numeric ``ours``.
+        n_seeds: How many seeds ``ours`` averages.
+        tolerance: Largest absolute difference that reproduces (numbers only).
+        verdict: An explicit verdict (one of :data:`VERDICTS`) instead of a tolerance.
+        note: Why; required for an explicit "differs" or "not comparable".
+        decimals: Decimals of a numeric ``ours``.
+    """
+
+    item: str
+    paper: str | float | None
+    ours: str | float | None
+    authors: str | float | None = None
+    sd: float | None = None
+    n_seeds: int = 1
+    tolerance: float | None = None
+    verdict: str | None = None
+    note: str = ""
+    decimals: int = 3
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.item, str) or not self.item.strip():
+            raise TypeError("item must be a non-empty string naming what is compared.")
+        for name in ("paper", "ours", "authors"):
+            value = getattr(self, name)
+            if not (value is None or isinstance(value, str)):
+                _real(value, name)
+        if not isinstance(self.note, str):
+            raise TypeError(f"note must be a string, got {type(self.note).__name__}.")
+        if self.tolerance is not None and (
+            isinstance(self.paper, str) or isinstance(self.ours, str)
+        ):
+            raise ValueError(
+                f"{self.item!r}: a tolerance compares two numbers; for a claim given "
+                "as text pass verdict=... and a note instead."
+            )
+        if self.verdict in VERDICTS[1:] and not self.note.strip():
+            raise ValueError(
+                f"an explicit verdict {self.verdict!r} needs a note that says why "
+                f"({self.item!r})."
+            )
+        if self.sd is not None:
+            # The same rules for seeds and spread as a Comparison row.
+            Comparison(
+                "sd", None, None, sd=self.sd, n_seeds=self.n_seeds, verdict="reproduces"
+            )
+        if isinstance(self.decimals, bool) or not isinstance(self.decimals, int):
+            raise TypeError("decimals must be an integer.")
+        self.outcome  # noqa: B018  (checks tolerance and verdict now)
+
+    @property
+    def outcome(self) -> str:
+        """The verdict: the explicit one, or the one the tolerance gives."""
+        paper = None if isinstance(self.paper, str) else self.paper
+        ours = None if isinstance(self.ours, str) else self.ours
+        return judge(paper, ours, tolerance=self.tolerance, verdict=self.verdict)
+
+    def row(self) -> dict[str, str]:
+        """Return the row as the table shows it."""
+        if isinstance(self.ours, str) or _missing(self.ours):
+            ours = _cell(self.ours, None)
+        else:
+            ours = mean_sd(float(self.ours), self.sd, decimals=self.decimals)
+            if self.n_seeds > 1:
+                ours += f" ({self.n_seeds} seeds)"
+        note = self.note or (
+            "no number on one side" if self.outcome == "not comparable" else ""
+        )
+        return {
+            "item": self.item,
+            "paper": _cell(self.paper, None),
+            "authors' files": _cell(self.authors, None),
+            "ours": ours,
+            "verdict": self.outcome,
+            "why": note,
+        }
+
+
+def paper_check_table(
+    rows: Iterable[PaperCheck | Mapping[str, object]],
+) -> pd.DataFrame:
+    """Tabulate the paper's numbers and claims, the authors' files' numbers and ours.
+
+    Args:
+        rows: :class:`PaperCheck` objects, or mappings with its fields.
+
+    Returns:
+        A DataFrame with the columns item, paper, authors' files, ours, verdict and
+        why, one row per check (render it with :func:`markdown_table`). The authors'
+        column is left out when no row has a number there.
+
+    Raises:
+        TypeError: If a row is neither a PaperCheck nor a mapping, or has a wrong type.
+        ValueError: If there are no rows, or a row is invalid (see :class:`PaperCheck`).
+
+    Examples:
+        >>> t = paper_check_table([
+        ...     PaperCheck("Fig. 3: error, n >= 10,000", 0.01, 0.0062, tolerance=0.01),
+        ...     PaperCheck("Fig. 5: all synthesizers gain", "stratifying lowers it",
+        ...                "2 of 54", authors="26 of 54", verdict="differs",
+        ...                note="loses most comparisons")])
+        >>> t.verdict.tolist(), t["authors' files"].tolist()
+        (['reproduces', 'differs'], ['–', '26 of 54'])
+    """
+    if isinstance(rows, Mapping | PaperCheck):
+        rows = [rows]
+    table = []
+    for row in rows:
+        if isinstance(row, Mapping):
+            known = {f.name for f in fields(PaperCheck)}
+            unknown = sorted(set(row) - known)
+            if unknown:
+                raise ValueError(
+                    f"unknown fields {unknown}; a row takes {sorted(known)}."
+                )
+            row = PaperCheck(**row)  # type: ignore[arg-type]
+        elif not isinstance(row, PaperCheck):
+            raise TypeError(
+                f"each row must be a PaperCheck or a mapping of its fields, "
+                f"got {type(row).__name__}."
+            )
+        table.append(row.row())
+    if not table:
+        raise ValueError("no rows: give at least one check.")
+    frame = pd.DataFrame(table)
+    if (frame["authors' files"] == "–").all():
+        frame = frame.drop(columns="authors' files")
+    return frame
+
+
+def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
+    """Count the verdicts of a :func:`paper_check_table` or :func:`verdict_table`.
+
+    Returns:
+        A dict from each of :data:`VERDICTS`, in that order, to its count (zeros
+        included).
+
+    Raises:
+        ValueError: If ``table`` has no verdict column or an unknown verdict.
+
+    Examples:
+        >>> table = pd.DataFrame({"verdict": ["differs", "reproduces", "differs"]})
+        >>> verdict_counts(table)
+        {'reproduces': 1, 'differs': 2, 'not comparable': 0}
+    """
+    if not isinstance(table, pd.DataFrame) or "verdict" not in table.columns:
+        raise ValueError("table must be a frame with a 'verdict' column.")
+    unknown = sorted(set(table["verdict"]) - set(VERDICTS))
+    if unknown:
+        raise ValueError(f"unknown verdicts {unknown}; expected {VERDICTS}.")
+    return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+
+
+def verdict_counts_text(table: pd.DataFrame) -> str:
+    """Say how many rows reproduce, differ and are not comparable.
+
+    Examples:
+        >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs", "reproduces"]}))
+        '1 reproduces, 1 differs, 0 not comparable (of 2)'
+    """
+    counts = verdict_counts(table)
+    parts = [f"{n} {v}" for v, n in counts.items()]
+    return ", ".join(parts) + f" (of {len(table)})"

@@ -38,6 +38,7 @@ _LAYERS = {
     "data": 1,
     "report": 1,
     "paper_numbers": 1,
+    "worst_case_gain": 1,
     "pld": 1,
     "plotting": 1,
     "mean": 2,
