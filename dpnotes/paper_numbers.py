@@ -10,10 +10,13 @@ So far: the DPSGD-F paper's Tables 1-3 and its epsilons (xu2021removing); the
 stratification paper's Tables 1-3, the values and claims stated for its Figures 1-10,
 its New York race example and its "80%" claim (rosenblatt2024stratification), with the
 numbers the authors' repository ``lurosenb/stratify_dp`` stores for them
-(:data:`STRAT_AUTHORS`).
+(:data:`STRAT_AUTHORS`); the "Spending privacy budget wisely and fairly" paper's
+Tables 1-5, the numbers its text states about Table 1 and Figures 2-5, and its claims
+about those figures as :class:`SpendingClaim` records (rosenblatt2022spending).
 
 References:
     xu2021removing: Tables 1, 2 and 3, and section 6 (the epsilons of the settings).
+    rosenblatt2022spending: Tables 1-5, sections 1, 3.3, 5 and 6, appendix A.
     rosenblatt2024stratification: arXiv 2312.11712v1, appendix D (Tables 1-3), the
     captions of Figures 1-10 and the text that cites them, section "Adaptive Private
     Mean Estimation" (the New York race example).
@@ -33,6 +36,24 @@ __all__ = [
     "DPSGDF_TABLE1",
     "DPSGDF_TABLE2",
     "DPSGDF_TABLE3",
+    "SPENDING_BETA_GRID",
+    "SPENDING_CLAIMS",
+    "SPENDING_DATA",
+    "SPENDING_DESCRIPTIONS",
+    "SPENDING_DESCRIPTION_COLUMNS",
+    "SPENDING_DESCRIPTION_COUNTS",
+    "SPENDING_DESCRIPTION_STATS",
+    "SPENDING_EPSILONS",
+    "SPENDING_EPSILON_GRIDS",
+    "SPENDING_SPLITS",
+    "SPENDING_SPLIT_GRID",
+    "SPENDING_TABLE1",
+    "SPENDING_TABLE1_BASE_RATES",
+    "SPENDING_TABLE1_GROUPS",
+    "SPENDING_TABLE1_SHARES",
+    "SPENDING_TABLE1_TEXT",
+    "SPENDING_TABLE2",
+    "SPENDING_TABLE2_EPSILONS",
     "STRAT_AUTHORS",
     "STRAT_AUTHORS_COMMIT",
     "STRAT_AUTHORS_REPOSITORY",
@@ -47,8 +68,10 @@ __all__ = [
     "Claim",
     "NyRaceExample",
     "Reported",
+    "SpendingClaim",
     "reported",
     "reported_frame",
+    "spending_description",
 ]
 
 
@@ -66,6 +89,10 @@ class Reported:
             accuracy), ``"loss"``, ``"grad_norm"`` or ``"epsilon"``.
         value: The value as printed.
         clip_norm: The clipping bound of the run (Table 3's ``C``), where it varies.
+        epsilon: The privacy budget of the run as the paper prints it, where one is
+            stated (e.g. 20.08 for e^3).
+        feature: The column a per-column number describes (Tables 3-5 of the
+            spending paper: an ACS column name).
     """
 
     paper: str
@@ -76,6 +103,8 @@ class Reported:
     quantity: str
     value: float
     clip_norm: float | None = None
+    epsilon: float | None = None
+    feature: str | None = None
 
 
 _XU = "xu2021removing"
@@ -190,6 +219,467 @@ def _dpsgdf() -> Iterable[Reported]:
         yield Reported(_XU, where, dataset, "dpsgd", "all", "epsilon", value)
 
 
+# --------------------------------------------------------------------------------------
+# Rosenblatt, Allen, Stoyanovich (2022), "Spending privacy budget wisely and fairly"
+# (rosenblatt2022spending). Data sets are named "<task>-<state>" as the paper ran them:
+# ACSEmployment on California, ACSPublicCoverage and ACSMobility on New Mexico.
+# --------------------------------------------------------------------------------------
+
+_SPENDING = "rosenblatt2022spending"
+
+#: The epsilons of the paper, e^k, as its section 3.3 prints them ("e^0, e^2, e^3, e^4,
+#: or epsilon ~ 1.0, 7.38, 20.08, 54.59"), by the exponent k. The printed values are
+#: e^k cut (not rounded) to two decimals: e^2 = 7.389, e^3 = 20.086, e^4 = 54.598. The
+#: value for e^1, which the paper names but never prints, is left out.
+SPENDING_EPSILONS: Mapping[int, float] = {0: 1.0, 2: 7.38, 3: 20.08, 4: 54.59}
+
+#: The exponents k of the epsilons e^k that each part of the paper names. They
+#: disagree: the appendix text gives {e^2, e^3, e^4} for Figures 4 and 5, the
+#: captions of Figure 5 {e^0, e^2, e^3}.
+SPENDING_EPSILON_GRIDS: Mapping[str, tuple[int, ...]] = {
+    "Section 3.3": (0, 2, 3, 4),
+    "Section 5, Settings": (0, 1, 2, 3),
+    "Section 5, Settings (detailed results)": (0, 2, 3),
+    "Figure 2, captions": (0, 2, 3),
+    "Figure 4, captions": (2, 3, 4),
+    "Appendix A.1 (Figure 4)": (2, 3, 4),
+    "Figure 5, captions": (0, 2, 3),
+    "Appendix A.2 (Figure 5)": (2, 3, 4),
+}
+
+#: The groups of Table 1, in its row order.
+SPENDING_TABLE1_GROUPS: tuple[str, ...] = ("overall", "white", "black")
+
+#: Table 1 (ACSEmployment, California, epsilon = e^3, mean of 10 runs): per method and
+#: group of :data:`SPENDING_TABLE1_GROUPS`, ``(accuracy, false negative rate)`` in
+#: percent, as printed ("Accuracy / FNR (%)").
+SPENDING_TABLE1: Mapping[str, Mapping[str, tuple[float, float]]] = {
+    "real": {"overall": (74.3, 12.0), "white": (74.5, 12.0), "black": (71.8, 16.0)},
+    "mst": {"overall": (65.2, 10.0), "white": (65.6, 10.0), "black": (58.6, 21.0)},
+    "fsq_bal": {"overall": (72.0, 9.0), "white": (72.4, 9.0), "black": (66.8, 9.0)},
+}
+
+#: Table 1, column "Base rate (%)": the share of positive labels per group.
+SPENDING_TABLE1_BASE_RATES: Mapping[str, float] = {
+    "overall": 45.6,
+    "white": 45.8,
+    "black": 39.3,
+}
+
+#: Table 1's caption: "data contains 61.4% white and 4.8% black individuals".
+SPENDING_TABLE1_SHARES: Mapping[str, float] = {"white": 61.4, "black": 4.8}
+
+#: What section 1 states about Table 1, as ``(method, group, quantity) -> value``:
+#: accuracies and FNRs in percent, ``accuracy_gap_pct`` the white minus black accuracy.
+#: The text's MST accuracy (65.1) differs from the table's (65.2).
+SPENDING_TABLE1_TEXT: Mapping[tuple[str, str, str], float] = {
+    ("real", "overall", "accuracy_pct"): 74.3,
+    ("real", "white-black", "accuracy_gap_pct"): 2.7,
+    ("mst", "overall", "accuracy_pct"): 65.1,
+    ("mst", "white-black", "accuracy_gap_pct"): 7.0,
+    ("fsq_bal", "overall", "accuracy_pct"): 72.0,
+    ("fsq_bal", "overall", "fnr_pct"): 9.0,
+    ("fsq_bal", "white", "fnr_pct"): 9.0,
+    ("fsq_bal", "black", "fnr_pct"): 9.0,
+}
+
+#: The DPSAGE budgets of Table 2's two values per cell ("epsilon_1/epsilon_2").
+SPENDING_TABLE2_EPSILONS: tuple[float, float] = (0.2, 1.0)
+
+#: Table 2 (DPSAGE against SAGE on real data, top-5 features, mean of 10 runs): per
+#: data set and metric, the values at :data:`SPENDING_TABLE2_EPSILONS`.
+SPENDING_TABLE2: Mapping[str, Mapping[str, tuple[float, float]]] = {
+    "ACSEmployment-CA": {
+        "ndcg": (0.73, 0.97),
+        "jaccard": (0.54, 0.80),
+        "map": (0.58, 0.81),
+    },
+    "ACSPublicCoverage-NM": {
+        "ndcg": (0.40, 0.59),
+        "jaccard": (0.30, 0.41),
+        "map": (0.33, 0.44),
+    },
+    "ACSMobility-NM": {
+        "ndcg": (0.96, 0.98),
+        "jaccard": (0.64, 0.70),
+        "map": (0.66, 0.71),
+    },
+}
+
+#: The rows of Tables 3-5 (pandas' ``describe()`` without the count).
+SPENDING_DESCRIPTION_STATS: tuple[str, ...] = (
+    "mean",
+    "std",
+    "min",
+    "25%",
+    "50%",
+    "75%",
+    "max",
+)
+
+#: The columns of Tables 3 (ACSEmployment-CA), 4 (ACSMobility-NM) and 5
+#: (ACSPublicCoverage-NM) in printed order: ``(printed header, ACS column)``. The
+#: last column is the target.
+SPENDING_DESCRIPTION_COLUMNS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "ACSEmployment-CA": (
+        ("MAR", "MAR"), ("DIS", "DIS"), ("ESP", "ESP"), ("CIT", "CIT"),
+        ("MIG", "MIG"), ("MIL", "MIL"), ("ANC", "ANC"), ("NAT", "NATIVITY"),
+        ("DEAR", "DEAR"), ("DEYE", "DEYE"), ("DREM", "DREM"), ("SEX", "SEX"),
+        ("RAC", "RAC1P"), ("ESR", "ESR"),
+    ),
+    "ACSMobility-NM": (
+        ("MAR", "MAR"), ("SEX", "SEX"), ("DIS", "DIS"), ("CIT", "CIT"),
+        ("MIL", "MIL"), ("ANC", "ANC"), ("NAT", "NATIVITY"), ("DEAR", "DEAR"),
+        ("DEYE", "DEYE"), ("DREM", "DREM"), ("RAC", "RAC1P"), ("COW", "COW"),
+        ("ESR", "ESR"), ("MIG", "MIG"),
+    ),
+    "ACSPublicCoverage-NM": (
+        ("MAR", "MAR"), ("SEX", "SEX"), ("DIS", "DIS"), ("ESP", "ESP"),
+        ("CIT", "CIT"), ("MIG", "MIG"), ("MIL", "MIL"), ("ANC", "ANC"),
+        ("NAT", "NATIVITY"), ("DER", "DEAR"), ("DEY", "DEYE"), ("DRM", "DREM"),
+        ("ESR", "ESR"), ("FER", "FER"), ("RAC", "RAC1P"), ("PUB", "PUBCOV"),
+    ),
+}  # fmt: skip
+
+#: The "Count=" of the captions of Tables 3-5.
+SPENDING_DESCRIPTION_COUNTS: Mapping[str, int] = {
+    "ACSEmployment-CA": 378817,
+    "ACSMobility-NM": 3443,
+    "ACSPublicCoverage-NM": 7693,
+}
+
+#: Tables 3-5: per data set and row of :data:`SPENDING_DESCRIPTION_STATS`, the values
+#: of the columns of :data:`SPENDING_DESCRIPTION_COLUMNS`. Table 3 describes raw ACS
+#: values; Tables 4 and 5 describe the authors' codes, each feature recoded by order
+#: of first appearance (:func:`dpnotes.data.spending.describe_spending`).
+SPENDING_DESCRIPTIONS: Mapping[str, Mapping[str, tuple[float, ...]]] = {
+    "ACSEmployment-CA": {
+        "mean": (
+            3.05, 1.88, 0.59, 1.92, 1.24, 3.12, 1.70,
+            1.26, 1.96, 1.98, 1.85, 1.51, 3.10, 0.46,
+        ),
+        "std": (
+            1.87, 0.33, 1.64, 1.53, 0.66, 1.59, 1.06,
+            0.44, 0.18, 0.15, 0.48, 0.50, 2.95, 0.50,
+        ),
+        "min": (
+            1.00, 1.00, 0.00, 1.00, 0.00, 0.00, 1.00,
+            1.00, 1.00, 1.00, 0.00, 1.00, 1.00, 0.00,
+        ),
+        "25%": (
+            1.00, 2.00, 0.00, 1.00, 1.00, 4.00, 1.00,
+            1.00, 2.00, 2.00, 2.00, 1.00, 1.00, 0.00,
+        ),
+        "50%": (
+            3.00, 2.00, 0.00, 1.00, 1.00, 4.00, 1.00,
+            1.00, 2.00, 2.00, 2.00, 2.00, 1.00, 0.00,
+        ),
+        "75%": (
+            5.00, 2.00, 0.00, 4.00, 1.00, 4.00, 2.00,
+            2.00, 2.00, 2.00, 2.00, 2.00, 6.00, 1.00,
+        ),
+        "max": (
+            5.00, 2.00, 8.00, 5.00, 3.00, 4.00, 4.00,
+            2.00, 2.00, 2.00, 2.00, 2.00, 9.00, 1.00,
+        ),
+    },
+    "ACSMobility-NM": {
+        "mean": (
+            0.42, 0.48, 0.92, 0.16, 0.16, 0.99, 0.08,
+            0.99, 0.02, 0.05, 1.89, 1.57, 0.94, 0.75,
+        ),
+        "std": (
+            0.63, 0.50, 0.27, 0.57, 0.61, 0.63, 0.27,
+            0.11, 0.13, 0.21, 1.60, 2.12, 0.96, 0.43,
+        ),
+        "min": (
+            0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+            0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+        ),
+        "25%": (
+            0.00, 0.00, 1.00, 0.00, 0.00, 1.00, 0.00,
+            1.00, 0.00, 0.00, 1.00, 0.00, 0.00, 0.50,
+        ),
+        "50%": (
+            0.00, 0.00, 1.00, 0.00, 0.00, 1.00, 0.00,
+            1.00, 0.00, 0.00, 1.00, 0.00, 1.00, 1.00,
+        ),
+        "75%": (
+            1.00, 1.00, 1.00, 0.00, 0.00, 1.00, 0.00,
+            1.00, 0.00, 0.00, 2.00, 3.00, 1.00, 1.00,
+        ),
+        "max": (
+            4.00, 1.00, 1.00, 4.00, 3.00, 3.00, 1.00,
+            1.00, 1.00, 1.00, 7.00, 9.00, 5.00, 1.00,
+        ),
+    },
+    "ACSPublicCoverage-NM": {
+        "mean": (
+            0.79, 0.54, 0.16, 0.22, 0.19, 0.85, 0.30, 0.45,
+            0.10, 0.03, 0.04, 0.07, 0.72, 0.39, 1.49, 0.47,
+        ),
+        "std": (
+            1.03, 0.50, 0.37, 0.91, 0.63, 0.38, 0.88, 0.76,
+            0.30, 0.18, 0.19, 0.26, 0.92, 0.53, 2.12, 0.50,
+        ),
+        "min": (
+            0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+            0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+        ),
+        "25%": (
+            0.00, 0.00, 0.00, 0.00, 0.00, 1.00, 0.00, 0.00,
+            0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00, 0.00,
+        ),
+        "50%": (
+            1.00, 1.00, 0.00, 0.00, 0.00, 1.00, 0.00, 0.00,
+            0.00, 0.00, 0.00, 0.00, 1.00, 0.00, 0.00, 0.00,
+        ),
+        "75%": (
+            1.00, 1.00, 0.00, 0.00, 0.00, 1.00, 0.00, 1.00,
+            0.00, 0.00, 0.00, 0.00, 1.00, 1.00, 3.00, 1.00,
+        ),
+        "max": (
+            4.00, 1.00, 1.00, 8.00, 4.00, 2.00, 4.00, 3.00,
+            1.00, 1.00, 1.00, 1.00, 6.00, 2.00, 7.00, 1.00,
+        ),
+    },
+}  # fmt: skip
+
+#: The splits of section 5 (for Figures 2a-2d) by the exponent k of epsilon = e^k:
+#: ``(alpha, gamma)``. At e^0 and e^2 "an overall alpha-split of {0.7 eps, 0.3 eps}
+#: ... often performed best, while the internal DPSAGE gamma-split was most often
+#: best at {0.5 eps, 0.5 eps}"; at e^3 and e^4 "an even split ... across all
+#: components". beta, the number of features, is not reported.
+SPENDING_SPLITS: Mapping[int, tuple[float, float]] = {
+    0: (0.7, 0.5),
+    2: (0.7, 0.5),
+    3: (0.5, 0.5),
+    4: (0.5, 0.5),
+}
+
+#: The grid the splits were searched over: ``(low, high, step)`` ("a grid search over
+#: [0.2, 0.8] at intervals of 0.1").
+SPENDING_SPLIT_GRID: tuple[float, float, float] = (0.2, 0.8, 0.1)
+
+#: The numbers of features beta searched over ("beta in {2, 3, 4, 5}").
+SPENDING_BETA_GRID: tuple[int, ...] = (2, 3, 4, 5)
+
+#: What the text states about each data set, as ``(data set, quantity) -> (value,
+#: where)``: sizes, feature counts (folktables' full lists; Tables 3-5 show the
+#: reduced sets used) and the filters of the appendix ("between the ages of 18 and
+#: 35"; "under the age of 65 making less than $30,000").
+SPENDING_DATA: Mapping[tuple[str, str], tuple[float, str]] = {
+    ("ACSEmployment-CA", "rows"): (378817, "Section 5, Data sets"),
+    ("ACSPublicCoverage-NM", "rows"): (7693, "Section 5, Data sets"),
+    ("ACSEmployment-CA", "features"): (17, "Section 5, Data sets"),
+    ("ACSPublicCoverage-NM", "features"): (19, "Section 5, Data sets"),
+    ("ACSMobility-NM", "features"): (21, "Section 5, Data sets"),
+    ("ACSMobility-NM", "age_lower"): (18, "Appendix A.1"),
+    ("ACSMobility-NM", "age_upper"): (35, "Appendix A.1"),
+    ("ACSPublicCoverage-NM", "age_upper"): (65, "Appendix A.2"),
+    ("ACSPublicCoverage-NM", "income_upper"): (30000, "Appendix A.2"),
+    ("all", "runs"): (10, "Section 5, Settings"),
+}
+
+
+@dataclass(frozen=True)
+class SpendingClaim:
+    """A statement of a paper about a figure, quoted, with what it compares.
+
+    Attributes:
+        paper: The paper's key in ``book/references.bib``.
+        where: Where the statement stands, e.g. ``"Section 5"``.
+        figures: The panels it is about, e.g. ``("2a", "2b")``.
+        dataset: The data set (``"ACSEmployment-CA"``, ...).
+        text: The statement, quoted (math written out as in ``"epsilon = e^0"``).
+        metrics: The metrics it is about (``"accuracy"``, ``"f1"``, ``"fnr"``,
+            ``"fpr"``).
+        methods: The methods it compares (``"real"``, ``"mst"``, ``"sq"``,
+            ``"fsq_bal"``, ``"fsq_fnr"``).
+        groups: The groups it is about (``"overall"``, ``"white"``, ``"black"``).
+        log_epsilons: The exponents k of the budgets e^k it is about.
+    """
+
+    paper: str
+    where: str
+    figures: tuple[str, ...]
+    dataset: str
+    text: str
+    metrics: tuple[str, ...]
+    methods: tuple[str, ...]
+    groups: tuple[str, ...]
+    log_epsilons: tuple[int, ...]
+
+
+_ALL_GROUPS = ("overall", "white", "black")
+
+#: Every statement the text makes about Figures 2, 4 and 5 (Figure 3 is described
+#: only by its caption: DPSAGE and SAGE on real data at epsilon = 1.0, ACSEmployment).
+SPENDING_CLAIMS: tuple[SpendingClaim, ...] = (
+    SpendingClaim(
+        _SPENDING, "Section 5", ("2a", "2b"), "ACSEmployment-CA",
+        "SQ and FSQ exhibit higher variance compared to MST at epsilon = e^0, and "
+        "thus an unreliable advantage over MST for a low privacy budget.",
+        ("accuracy", "f1"), ("sq", "fsq_bal", "fsq_fnr", "mst"), _ALL_GROUPS, (0,),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("2a", "2b"), "ACSEmployment-CA",
+        "beginning with epsilon = e^1 (not shown), and particularly for epsilon = "
+        "{e^2, e^3}, SQ outperforms MST, both overall and in each white and black "
+        "group.",
+        ("accuracy", "f1"), ("sq", "mst"), _ALL_GROUPS, (1, 2, 3),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("4a", "4b"), "ACSMobility-NM",
+        "A similar trend holds for ACSMobility",
+        ("accuracy", "f1"), ("sq", "mst"), _ALL_GROUPS, (2, 3, 4),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("5a", "5b"), "ACSPublicCoverage-NM",
+        "ACSPublicCoverage requires a higher privacy budget epsilon = {e^3, e^4}",
+        ("accuracy", "f1"), ("sq", "mst"), _ALL_GROUPS, (3, 4),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("2a", "2b"), "ACSEmployment-CA",
+        "FSQ-Bal balances accuracy across groups, while outperforming MST in both "
+        "accuracy and f1, albeit with higher variance.",
+        ("accuracy", "f1"), ("fsq_bal", "mst"), _ALL_GROUPS, (0, 2, 3),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("2c", "2d"), "ACSEmployment-CA",
+        "FSQ-Bal is, indeed, able to balance FPR and FNR across groups.",
+        ("fnr", "fpr"), ("fsq_bal",), ("white", "black"), (0, 2, 3),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 5", ("2c",), "ACSEmployment-CA",
+        "FSQ-FNR achieves lower FNR for the black group even compared to the DP "
+        "classifier on real data",
+        ("fnr",), ("fsq_fnr", "real"), ("black",), (0, 2, 3),
+    ),
+    SpendingClaim(
+        _SPENDING, "Appendix A.1", ("4a", "4b"), "ACSMobility-NM",
+        "at these medium/large epsilon values, the SuperQUAIL method matches the "
+        "accuracy and F1 scores of the real data, whereas MST stagnates in its "
+        "performance.",
+        ("accuracy", "f1"), ("sq", "real", "mst"), ("overall",), (2, 3, 4),
+    ),
+    SpendingClaim(
+        _SPENDING, "Appendix A.2", ("5a", "5b", "5c", "5d"), "ACSPublicCoverage-NM",
+        "SuperQUAIL only begins to outperform MST at high privacy budgets epsilon in "
+        "{e^3, e^4}.",
+        ("accuracy", "f1"), ("sq", "mst"), ("overall",), (3, 4),
+    ),
+    SpendingClaim(
+        _SPENDING, "Section 6, Limitations", ("2a", "2b"), "ACSEmployment-CA",
+        "Marginal-based DP data synthesizers, such as MST, outperform SuperQUAIL at "
+        "low epsilon values",
+        ("accuracy", "f1"), ("mst", "sq"), ("overall",), (0,),
+    ),
+)  # fmt: skip
+
+
+def spending_description(dataset: str) -> pd.DataFrame:
+    """Return one of Tables 3-5 as a frame: statistics as rows, ACS columns.
+
+    The frame lines up with :func:`dpnotes.data.spending.describe_spending` (count
+    included, from the caption), so the two compare cell by cell.
+
+    Args:
+        dataset: ``"ACSEmployment-CA"`` (Table 3), ``"ACSMobility-NM"`` (Table 4) or
+            ``"ACSPublicCoverage-NM"`` (Table 5).
+
+    Returns:
+        A float frame with rows ``count`` and :data:`SPENDING_DESCRIPTION_STATS`.
+
+    Raises:
+        ValueError: For another data set.
+
+    Examples:
+        >>> spending_description("ACSMobility-NM").loc["mean", "MIG"]
+        np.float64(0.75)
+    """
+    if dataset not in SPENDING_DESCRIPTIONS:
+        raise ValueError(
+            f"unknown data set {dataset!r}; Tables 3-5 describe "
+            f"{list(SPENDING_DESCRIPTIONS)}."
+        )
+    columns = [acs for _, acs in SPENDING_DESCRIPTION_COLUMNS[dataset]]
+    rows = {"count": [float(SPENDING_DESCRIPTION_COUNTS[dataset])] * len(columns)}
+    rows.update({s: list(v) for s, v in SPENDING_DESCRIPTIONS[dataset].items()})
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+
+_TABLE_OF = {"ACSEmployment-CA": 3, "ACSMobility-NM": 4, "ACSPublicCoverage-NM": 5}
+
+
+def _spending() -> Iterable[Reported]:
+    e3 = SPENDING_EPSILONS[3]
+    for method, rows in SPENDING_TABLE1.items():
+        eps = None if method == "real" else e3
+        for group, (acc, fnr) in rows.items():
+            where = f"Table 1, row '{group.capitalize()}', column '{method}'"
+            for quantity, value in (("accuracy_pct", acc), ("fnr_pct", fnr)):
+                yield Reported(
+                    _SPENDING, where, "ACSEmployment-CA", method, group, quantity,
+                    value, epsilon=eps,
+                )  # fmt: skip
+    for group, value in SPENDING_TABLE1_BASE_RATES.items():
+        where = f"Table 1, row '{group.capitalize()}', column 'Base rate (%)'"
+        yield Reported(
+            _SPENDING, where, "ACSEmployment-CA", "data", group, "base_rate_pct",
+            value,
+        )  # fmt: skip
+    for group, value in SPENDING_TABLE1_SHARES.items():
+        yield Reported(
+            _SPENDING, "Table 1, caption", "ACSEmployment-CA", "data", group,
+            "share_pct", value,
+        )  # fmt: skip
+    for (method, group, quantity), value in SPENDING_TABLE1_TEXT.items():
+        yield Reported(
+            _SPENDING, "Section 1 (on Table 1)", "ACSEmployment-CA", method, group,
+            quantity, value, epsilon=None if method == "real" else e3,
+        )  # fmt: skip
+    for dataset, metrics in SPENDING_TABLE2.items():
+        where = f"Table 2, row '{dataset.split('-')[0]}'"
+        for metric, values in metrics.items():
+            for eps, value in zip(SPENDING_TABLE2_EPSILONS, values, strict=True):
+                yield Reported(
+                    _SPENDING, where, dataset, "dpsage", "all", metric, value,
+                    epsilon=eps,
+                )  # fmt: skip
+    for dataset, stats in SPENDING_DESCRIPTIONS.items():
+        table = _TABLE_OF[dataset]
+        yield Reported(
+            _SPENDING, f"Table {table}, caption", dataset, "data", "all", "count",
+            SPENDING_DESCRIPTION_COUNTS[dataset],
+        )  # fmt: skip
+        for stat, values in stats.items():
+            columns = SPENDING_DESCRIPTION_COLUMNS[dataset]
+            for (printed, acs), value in zip(columns, values, strict=True):
+                where = f"Table {table}, row '{stat}', column '{printed}'"
+                yield Reported(
+                    _SPENDING, where, dataset, "data", "all", stat, value,
+                    feature=acs,
+                )  # fmt: skip
+    for k, value in SPENDING_EPSILONS.items():
+        yield Reported(
+            _SPENDING, f"Section 3.3 (e^{k})", "all", "all", "all", "epsilon", value
+        )
+    yield Reported(
+        _SPENDING, "Figure 3, caption", "ACSEmployment-CA", "dpsage", "all",
+        "epsilon", 1.0,
+    )  # fmt: skip
+    for k, (alpha, gamma) in SPENDING_SPLITS.items():
+        where = "Section 5, Settings (Figures 2a-2d)"
+        for quantity, value in (("alpha", alpha), ("gamma", gamma)):
+            yield Reported(
+                _SPENDING, where, "ACSEmployment-CA", "sq", "all", quantity, value,
+                epsilon=SPENDING_EPSILONS[k],
+            )  # fmt: skip
+    for (dataset, quantity), (value, where) in SPENDING_DATA.items():
+        yield Reported(_SPENDING, where, dataset, "data", "all", quantity, value)
+
+
 def reported(**match: object) -> list[Reported]:
     """Return the reported numbers whose fields equal ``match``.
 
@@ -223,6 +713,7 @@ def reported_frame() -> pd.DataFrame:
 
 def _all() -> Iterable[Reported]:
     yield from _dpsgdf()
+    yield from _spending()
     yield from _stratification()
 
 
