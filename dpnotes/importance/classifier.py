@@ -114,7 +114,7 @@ def _encode_codes(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
 def encode_unit_norm(
     df: pd.DataFrame, domain: Domain, features: Sequence[str]
 ) -> np.ndarray:
-    """Encode records as unit-norm rows: one-hot over the public domain, plus a constant.
+    """Encode records as unit-norm rows: one-hot over the public domain and a constant.
 
     Row ``i`` is ``[onehot(x_i1), ..., onehot(x_im), 1] / sqrt(m + 1)``; each one-hot
     block has one entry per public code, so the width is ``sum(sizes) + 1`` whatever
@@ -322,7 +322,8 @@ class DPLogisticRegression(CodesClassifier):
 
     Examples:
         >>> rng = np.random.default_rng(0)
-        >>> df = pd.DataFrame({"A": rng.integers(0, 3, 200), "Y": rng.integers(0, 2, 200)})
+        >>> df = pd.DataFrame(
+        ...     {"A": rng.integers(0, 3, 200), "Y": rng.integers(0, 2, 200)})
         >>> clf = DPLogisticRegression(epsilon=1.0).fit(
         ...     df, {"A": 3, "Y": 2}, target="Y", rng=rng)
         >>> clf.predict_proba(df).shape, clf.epsilon_spent
@@ -460,7 +461,9 @@ class NonPrivateLogisticRegression(CodesClassifier):
         x = np.vstack([x, anchors])
         y = np.concatenate([data[target].to_numpy(), np.arange(k)])
         # The regularisation of scikit-learn's objective, sum-scaled as diffprivlib's.
-        model = LogisticRegression(C=self.C, fit_intercept=False, max_iter=self.max_iter)
+        model = LogisticRegression(
+            C=self.C, fit_intercept=False, max_iter=self.max_iter
+        )
         if k > 2:
             from sklearn.multiclass import OneVsRestClassifier
 

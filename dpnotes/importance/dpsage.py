@@ -1,4 +1,4 @@
-"""DPSAGE: feature importance under differential privacy (Rosenblatt et al. 2022, Alg. 1).
+"""DPSAGE: private feature importance (Rosenblatt, Allen, Stoyanovich 2022, Alg. 1).
 
 SAGE (Covert, Lundberg and Lee 2020) scores each feature by how much a model's loss
 drops, on average over random orders of the features, when the feature is revealed.
@@ -282,11 +282,14 @@ def dpsage(
         n_background, thresh, max_permutations, batch_size
     )
     mst_kw = _check_options(mst_options, _MST_OPTIONS, "mst_options")
-    clf_kw = _check_options(classifier_options, _CLASSIFIER_OPTIONS, "classifier_options")
+    clf_kw = _check_options(
+        classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
+    )
     rng = check_rng(rng)
     data = check_data(df, domain)
     synthesizer = MST(epsilon=gamma * epsilon, delta=delta, **mst_kw)
-    classifier = DPLogisticRegression(epsilon=(1.0 - gamma) * epsilon, **clf_kw)
+    # (1 - gamma) epsilon, written so that the two shares add up to epsilon in floats.
+    classifier = DPLogisticRegression(epsilon=epsilon - synthesizer.epsilon, **clf_kw)
     r_clf, r_mst, r_sample, r_sage = rng.spawn(4)
 
     seconds = {}
@@ -318,11 +321,16 @@ def dpsage(
     )
     seconds["sage"] = time.perf_counter() - start
 
+    spent_c = ApproxBudget(classifier.epsilon_spent, 0.0)
     ledger = (
         ("synthesizer S (MST)", ApproxBudget(synthesizer.epsilon_spent, delta)),
-        ("classifier C (DP logistic regression)", ApproxBudget(classifier.epsilon, 0.0)),
+        ("classifier C (DP logistic regression)", spent_c),
     )
     budget = compose_sequential_approx([b for _, b in ledger])
+    if budget.epsilon > epsilon * (1.0 + 1e-9) or budget.delta > delta:
+        raise RuntimeError(  # an invariant: the shares are fixed before any fit
+            f"DPSAGE spent {budget} of ({epsilon}, {delta}); please report this bug."
+        )
     return DPSAGEResult(
         ranking=_ranking(features, values),
         values=pd.Series(values, index=features, name="sage"),
