@@ -135,8 +135,8 @@ def encode_unit_norm(
 
     Examples:
         >>> x = encode_unit_norm(pd.DataFrame({"A": [0, 2]}), {"A": 3}, ["A"])
-        >>> x.shape, np.linalg.norm(x, axis=1).tolist()
-        ((2, 4), [1.0, 1.0])
+        >>> x.shape, np.allclose(np.linalg.norm(x, axis=1), 1.0)
+        ((2, 4), True)
     """
     domain = check_domain(domain)
     features = list(features)

@@ -111,8 +111,8 @@ def average_precision_at_k(
         rosenblatt2022spending, Table 2.
 
     Examples:
-        >>> average_precision_at_k(["a", "x", "b"], ["a", "b", "c"], k=3)
-        0.5555555555555556
+        >>> round(average_precision_at_k(["a", "x", "b"], ["a", "b", "c"], k=3), 4)
+        0.5556
     """
     k = _check_k(k)
     top = _top(ranking, k, "ranking")
