@@ -39,6 +39,7 @@ _DISTRIBUTION = {
     "sklearn": "scikit-learn",
     "distributed": "dask",
     "dp_accounting": "dp-accounting",
+    "sage": "sage-importance",
 }
 
 #: Modules the package imports only inside a notebook or on request, each provided by

@@ -1,0 +1,310 @@
+"""Tests for DPSAGE and the real-SAGE reference (dpnotes.importance.dpsage).
+
+Bad input is refused before any fit; the budget spent never exceeds the budget, for
+every option; SAGE reads only the synthesizer's samples and the DP classifier (a spy
+checks the arrays it is handed); runs are deterministic under a seed; SAGE's cost is
+bounded by its parameters; and an end-to-end run on New Mexico ACSEmployment rows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpnotes.importance.classifier import DPLogisticRegression
+from dpnotes.importance.dpsage import LABELS, dpsage, real_sage
+from dpnotes.synth.mst import MST
+
+DOMAIN = {"A": 3, "B": 2, "C": 2, "Y": 2}
+DELTA = 1e-6
+#: Small, fast settings: tiny SAGE, a short MST estimate.
+FAST = {
+    "n_samples": 256,
+    "n_background": 16,
+    "max_permutations": 256,
+    "batch_size": 64,
+    "mst_options": {"iters": 50},
+}
+
+
+def make_data(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """Y follows A closely, C weakly; B is noise."""
+    r = np.random.default_rng(seed)
+    a = r.integers(0, 3, n)
+    y = np.where(r.random(n) < 0.9, (a == 0).astype(int), r.integers(0, 2, n))
+    c = np.where(r.random(n) < 0.6, y, r.integers(0, 2, n))
+    return pd.DataFrame({"A": a, "B": r.integers(0, 2, n), "C": c, "Y": y})
+
+
+def run(df=None, *, epsilon=1.0, seed=0, **kw):
+    args = {**FAST, **kw}
+    return dpsage(
+        make_data() if df is None else df,
+        DOMAIN,
+        target="Y",
+        epsilon=epsilon,
+        delta=DELTA,
+        rng=np.random.default_rng(seed),
+        **args,
+    )
+
+
+# --- bad input: refused before any work -----------------------------------------------
+
+
+def _no_fits():
+    return (
+        mock.patch.object(MST, "fit", side_effect=AssertionError("MST fitted")),
+        mock.patch.object(
+            DPLogisticRegression, "fit", side_effect=AssertionError("C fitted")
+        ),
+    )
+
+
+BAD = [
+    ({"df": make_data().iloc[:0]}, ValueError, "has no rows"),
+    ({"df": make_data().assign(A=3)}, ValueError, "outside the declared domain"),
+    ({"df": make_data().assign(Z=0)}, ValueError, r"extra \['Z'\]"),
+    ({"df": "rows"}, TypeError, "pandas DataFrame"),
+    ({"domain": {"A": 3}}, ValueError, "target 'Y' is not an attribute"),
+    ({"domain": {"Y": 2}}, ValueError, "at least one feature"),
+    ({"target": "Q"}, ValueError, "target 'Q' is not an attribute"),
+    ({"target": None}, TypeError, "target must be a column name"),
+    ({"epsilon": 0.0}, ValueError, "epsilon must be a positive, finite"),
+    ({"epsilon": -1.0}, ValueError, "epsilon must be a positive, finite"),
+    ({"epsilon": math.inf}, ValueError, "epsilon must be a positive, finite"),
+    ({"epsilon": math.nan}, ValueError, "epsilon must be a positive, finite"),
+    ({"delta": 0.0}, ValueError, "delta must lie strictly between 0 and 1"),
+    ({"delta": 1.0}, ValueError, "delta must lie strictly between 0 and 1"),
+    ({"gamma": 0.0}, ValueError, r"gamma must lie in \(0, 1\)"),
+    ({"gamma": 1.0}, ValueError, r"gamma must lie in \(0, 1\)"),
+    ({"labels": "real"}, ValueError, "unknown labels 'real'"),
+    ({"n_samples": 0}, ValueError, "n_samples must be at least 1"),
+    ({"n_background": 0}, ValueError, "n_background must be at least 1"),
+    ({"n_background": 2000}, ValueError, "above 1024"),
+    ({"thresh": 0.0}, ValueError, r"thresh must lie in \(0, 1\)"),
+    ({"max_permutations": 0}, ValueError, "max_permutations must be at least 1"),
+    ({"batch_size": 0}, ValueError, "batch_size must be at least 1"),
+    ({"mst_options": {"rounds": 3}}, ValueError, r"unknown option\(s\) \['rounds'\]"),
+    ({"mst_options": [("iters", 3)]}, TypeError, "must be a mapping"),
+    ({"mst_options": {"iters": 0}}, ValueError, "iters must be at least 1"),
+    ({"classifier_options": {"epsilon": 9}}, ValueError, r"unknown option\(s\)"),
+    ({"classifier_options": {"C": -1.0}}, ValueError, "C must be"),
+    ({"rng": 7}, TypeError, "numpy.random.Generator"),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "match"), BAD)
+def test_bad_input_is_refused_before_any_fit(change, error, match):
+    args = {
+        "df": make_data(),
+        "domain": DOMAIN,
+        "target": "Y",
+        "epsilon": 1.0,
+        "delta": DELTA,
+        "rng": np.random.default_rng(0),
+        **FAST,
+        **change,
+    }
+    spy_mst, spy_clf = _no_fits()
+    with spy_mst, spy_clf, pytest.raises(error, match=match):
+        dpsage(args.pop("df"), args.pop("domain"), **args)
+
+
+def test_real_sage_refuses_bad_input():
+    with pytest.raises(ValueError, match="has no rows"):
+        real_sage(
+            make_data().iloc[:0], DOMAIN, target="Y", rng=np.random.default_rng(0)
+        )
+    with pytest.raises(ValueError, match="target 'Q'"):
+        real_sage(make_data(), DOMAIN, target="Q", rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="above 1024"):
+        real_sage(
+            make_data(),
+            DOMAIN,
+            target="Y",
+            rng=np.random.default_rng(0),
+            n_background=5000,
+        )
+    with pytest.raises(TypeError, match=r"numpy\.random\.Generator"):
+        real_sage(make_data(), DOMAIN, target="Y", rng=None)
+
+
+# --- the budget -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("labels", LABELS)
+@pytest.mark.parametrize("gamma", [0.2, 0.5, 0.8])
+@pytest.mark.parametrize("epsilon", [0.2, 1.0, math.e**2, math.e**4])
+def test_the_budget_spent_never_exceeds_the_budget(epsilon, gamma, labels):
+    res = run(epsilon=epsilon, gamma=gamma, labels=labels)
+    assert res.budget.epsilon <= epsilon
+    assert res.budget.delta == DELTA
+    (what_s, spent_s), (what_c, spent_c) = res.ledger
+    assert "MST" in what_s and "logistic" in what_c
+    # MST gets gamma * epsilon (and all of delta), C the rest, pure.
+    assert spent_s.epsilon <= gamma * epsilon * (1 + 1e-12)
+    assert spent_s.epsilon == pytest.approx(gamma * epsilon, rel=1e-9)
+    assert spent_s.delta == DELTA
+    assert spent_c.epsilon == pytest.approx((1 - gamma) * epsilon, rel=1e-12)
+    assert spent_c.delta == 0.0
+    assert res.synthesizer.epsilon == pytest.approx(gamma * epsilon)
+    assert res.synthesizer.rho_spent <= res.synthesizer.rho * (1 + 1e-9)
+    assert res.classifier.epsilon_spent == spent_c.epsilon
+    assert res.budget.epsilon == pytest.approx(epsilon, rel=1e-9)
+
+
+# --- post-processing: SAGE sees synthetic rows and C only -----------------------------
+
+
+@pytest.mark.parametrize("labels", LABELS)
+def test_sage_reads_only_the_synthesizers_samples(labels):
+    import sage
+
+    samples, seen = [], {}
+    original_sample = MST.sample
+
+    def recording_sample(self, n, *, rng):
+        out = original_sample(self, n, rng=rng)
+        samples.append(out)
+        return out
+
+    original_imputer = sage.MarginalImputer.__init__
+
+    def recording_imputer(self, model, data):
+        seen["background"] = np.array(data)
+        seen["model"] = model
+        original_imputer(self, model, data)
+
+    original_call = sage.PermutationEstimator.__call__
+
+    def recording_call(self, X, Y=None, **kw):
+        seen["X"], seen["Y"] = np.array(X), None if Y is None else np.array(Y)
+        return original_call(self, X, Y, **kw)
+
+    with (
+        mock.patch.object(MST, "sample", recording_sample),
+        mock.patch.object(sage.MarginalImputer, "__init__", recording_imputer),
+        mock.patch.object(sage.PermutationEstimator, "__call__", recording_call),
+    ):
+        res = run(labels=labels)
+    features = ["A", "B", "C"]
+    explained, background = samples
+    assert len(explained) == FAST["n_samples"]
+    np.testing.assert_array_equal(seen["X"], explained[features].to_numpy())
+    np.testing.assert_array_equal(seen["background"], background[features].to_numpy())
+    if labels == "synthetic":
+        np.testing.assert_array_equal(seen["Y"], explained["Y"].to_numpy())
+    else:
+        assert seen["Y"] is None
+    # The explained model is C's prediction.
+    assert seen["model"].__self__ is res.classifier
+
+
+# --- the result -----------------------------------------------------------------------
+
+
+def test_the_result_ranks_by_value_and_keeps_s_and_c():
+    res = run(epsilon=20.0)
+    assert set(res.ranking) == {"A", "B", "C"}
+    assert list(res.values.index) == ["A", "B", "C"]
+    assert list(res.values[list(res.ranking)]) == sorted(res.values, reverse=True)
+    assert res.std.shape == (3,)
+    assert res.target == "Y" and res.gamma == 0.5 and res.labels == "synthetic"
+    assert set(res.seconds) == {"classifier", "synthesizer", "sampling", "sage"}
+    # S and C are fitted and reusable.
+    assert res.synthesizer.sample(5, rng=np.random.default_rng(0)).shape == (5, 4)
+    assert res.classifier.predict_proba(make_data(5)).shape == (5, 2)
+    # A planted strong feature is found at a generous budget.
+    assert res.ranking[0] == "A"
+
+
+def test_seeded_runs_are_deterministic():
+    a, b = run(seed=3), run(seed=3)
+    pd.testing.assert_series_equal(a.values, b.values)
+    assert a.ranking == b.ranking
+    np.testing.assert_array_equal(a.classifier.coef_, b.classifier.coef_)
+    c = run(seed=4)
+    assert not np.allclose(a.values, c.values)
+
+
+def test_sage_stops_after_max_permutations():
+    import sage
+
+    rounds = []
+    original = sage.PermutationEstimator._process_sample
+
+    def counting(self, *args, **kw):
+        rounds.append(len(args[0]))
+        return original(self, *args, **kw)
+
+    with mock.patch.object(sage.PermutationEstimator, "_process_sample", counting):
+        # A convergence threshold that is never reached: the cap stops it.
+        run(thresh=1e-9, max_permutations=100, batch_size=32)
+    assert rounds == [32] * 4  # ceil(100 / 32) rounds of 32 permutations
+
+
+def test_real_sage_is_labelled_non_private_and_finds_the_planted_feature():
+    res = real_sage(
+        make_data(2000),
+        DOMAIN,
+        target="Y",
+        rng=np.random.default_rng(0),
+        n_background=32,
+        max_permutations=1024,
+        batch_size=128,
+    )
+    assert res.private is False
+    assert res.ranking == ("A", "C", "B")
+    assert res.values["A"] > 5 * abs(res.values["B"])
+    again = real_sage(
+        make_data(2000),
+        DOMAIN,
+        target="Y",
+        rng=np.random.default_rng(0),
+        n_background=32,
+        max_permutations=1024,
+        batch_size=128,
+    )
+    pd.testing.assert_series_equal(res.values, again.values)
+
+
+# --- end to end on real data ----------------------------------------------------------
+
+REAL_DATA_DIR = os.environ.get("DPNOTES_DATA_DIR", "").strip()
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.skipif(not REAL_DATA_DIR, reason="set DPNOTES_DATA_DIR (real data)")
+def test_dpsage_end_to_end_on_new_mexico_employment():
+    from dpnotes.data.employment import EMPLOYMENT_DOMAIN, split_employment
+
+    train, _ = split_employment("NM", rows=3000)
+    started = time.perf_counter()
+    res = dpsage(
+        train,
+        EMPLOYMENT_DOMAIN,
+        target="ESR",
+        epsilon=2.0,
+        delta=1e-9,
+        rng=np.random.default_rng(0),
+        n_samples=1024,
+        n_background=32,
+        max_permutations=2048,
+        batch_size=256,
+        mst_options={"iters": 200},
+    )
+    seconds = time.perf_counter() - started
+    assert len(train) == 2400
+    assert sorted(res.ranking) == sorted(a for a in EMPLOYMENT_DOMAIN if a != "ESR")
+    assert res.budget.epsilon <= 2.0 and res.budget.delta == 1e-9
+    # Age is by far the strongest predictor of employment (ages 17-89).
+    assert res.ranking[0] == "AGEP"
+    assert seconds < 60, seconds
