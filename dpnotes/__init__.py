@@ -13,6 +13,8 @@ Subpackages and modules:
 - :mod:`dpnotes.synth` — private synthetic data: MST, AIM, GEM and the stratified
   wrapper.
 - :mod:`dpnotes.dpsgd` — DP-SGD with group-dependent clipping (DPSGD-F).
+- :mod:`dpnotes.importance` — feature importance under DP (DPSAGE) and a DP logistic
+  regression whose guarantee holds.
 - :mod:`dpnotes.metrics` — relative and parity error, group metrics of classifiers.
 - :mod:`dpnotes.audit` — empirical privacy audits (a lower bound on epsilon).
 - :mod:`dpnotes.data` — loaders for the public data sets the book uses.

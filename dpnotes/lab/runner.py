@@ -81,6 +81,7 @@ _PACKAGES = (
     "folktables",
     "diffprivlib",
     "fairlearn",
+    "sage-importance",
 )
 
 
