@@ -261,12 +261,9 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-def _add_run(sub) -> None:
-    """Add the ``run`` command."""
-    p_run = sub.add_parser("run", help="run one experiment and store its results")
-    p_run.add_argument("name", help="experiment name (see `list`)")
-    p_run.add_argument("--profile", choices=PROFILES, default="quick")
-    p_run.add_argument(
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    """Add ``--set KEY=VALUE``: a setting of the profile, for a derived profile."""
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -274,6 +271,14 @@ def _add_run(sub) -> None:
         help="change one setting of the profile (e.g. --set state=NY; repeat for "
         "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
     )
+
+
+def _add_run(sub) -> None:
+    """Add the ``run`` command."""
+    p_run = sub.add_parser("run", help="run one experiment and store its results")
+    p_run.add_argument("name", help="experiment name (see `list`)")
+    p_run.add_argument("--profile", choices=PROFILES, default="quick")
+    _add_set(p_run)
     p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_run.add_argument(
         "--jobs",
@@ -324,14 +329,7 @@ def _add_restamp(sub) -> None:
     )
     p_rs.add_argument("name", help="experiment name (see `list`)")
     p_rs.add_argument("--profile", choices=PROFILES, default="paper")
-    p_rs.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change one setting of the profile (e.g. --set state=NY; repeat for "
-        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
-    )
+    _add_set(p_rs)
     p_rs.add_argument(
         "--cells",
         type=int,
@@ -380,14 +378,7 @@ def _add_attribute(sub) -> None:
     )
     p_at.add_argument("name", help="experiment name (see `list`)")
     p_at.add_argument("--profile", choices=PROFILES, default="paper")
-    p_at.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change one setting of the profile (e.g. --set state=NY; repeat for "
-        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
-    )
+    _add_set(p_at)
     p_at.add_argument("--seed", type=int, default=0, help="root seed of the result")
     p_at.add_argument("--commit", required=True, help="the commit whose code ran")
     p_at.add_argument(
@@ -409,13 +400,6 @@ def _add_checkpoint(sub) -> None:
     )
     p_ck.add_argument("name", help="experiment name (see `list`)")
     p_ck.add_argument("--profile", choices=PROFILES, default="paper")
-    p_ck.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="change one setting of the profile (e.g. --set state=NY; repeat for "
-        "several); the result is stored as the derived profile PROFILE@KEY=VALUE",
-    )
+    _add_set(p_ck)
     p_ck.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     p_ck.set_defaults(func=_cmd_checkpoint)
