@@ -987,6 +987,7 @@ STRAT_CLAIMS: Mapping[str, Claim] = {
 #: The authors' public repository and the commit whose files :data:`STRAT_AUTHORS`
 #: quotes (its last commit, 2023-05-13).
 STRAT_AUTHORS_REPOSITORY = "lurosenb/stratify_dp"
+#: That commit.
 STRAT_AUTHORS_COMMIT = "a4b70789442e55c0c789cb4da419f5e55c14fd64"
 
 

@@ -43,9 +43,9 @@ class WorstCaseGain:
         worst: ``W = k log(n / k)``.
         best: The paper's best case ``B = (k - 1) + log(n - k)``.
         value: ``E``, the expected (or observed) ``sum_i log n_i``.
-        between: ``(W - E) / (W - B)``.
-        ratio: ``1 - E / W``.
-        sqrt: ``1 - sqrt(E / W)`` (``E`` clipped at 0).
+
+    Its three readings are the properties :attr:`between`, :attr:`ratio` and
+    :attr:`sqrt`.
     """
 
     k: int
