@@ -550,8 +550,9 @@ def test_comparison_over_seeds_one_seed_nan_and_bad_input():
 
 
 def test_match_groups_by_size_swaps_and_refuses_ambiguity():
-    matched = report.match_groups_by_size({"male": 30273, "female": 30147},
-                                          {"M": 30147, "F": 30273})
+    matched = report.match_groups_by_size(
+        {"male": 30273, "female": 30147}, {"M": 30147, "F": 30273}
+    )
     assert matched == {"M": "female", "F": "male"}
     with pytest.raises(ValueError, match="0 of our groups"):
         report.match_groups_by_size({"a": 1, "b": 2}, {"M": 3})
@@ -560,14 +561,25 @@ def test_match_groups_by_size_swaps_and_refuses_ambiguity():
 
 
 def test_verdict_columns_pairs_each_run_and_refuses_mismatched_lists():
-    a = [report.comparison_over_seeds("Δ, total", -0.10, [-0.09, -0.095], tolerance=0.02),
-         report.comparison_over_seeds("Δ, male", -0.15, [], tolerance=0.02)]
-    b = [report.comparison_over_seeds("Δ, total", -0.10, [-0.04], tolerance=0.02),
-         report.comparison_over_seeds("Δ, male", -0.15, [-0.15], tolerance=0.02)]
+    a = [
+        report.comparison_over_seeds(
+            "Δ, total", -0.10, [-0.09, -0.095], tolerance=0.02
+        ),
+        report.comparison_over_seeds("Δ, male", -0.15, [], tolerance=0.02),
+    ]
+    b = [
+        report.comparison_over_seeds("Δ, total", -0.10, [-0.04], tolerance=0.02),
+        report.comparison_over_seeds("Δ, male", -0.15, [-0.15], tolerance=0.02),
+    ]
     t = report.verdict_columns({"paper encoding": a, "full encoding": b})
-    assert list(t.columns) == ["quantity", "paper", "paper encoding",
-                               "paper encoding: verdict", "full encoding",
-                               "full encoding: verdict"]
+    assert list(t.columns) == [
+        "quantity",
+        "paper",
+        "paper encoding",
+        "paper encoding: verdict",
+        "full encoding",
+        "full encoding: verdict",
+    ]
     assert t["paper encoding: verdict"].tolist() == ["reproduces", "not comparable"]
     assert t["full encoding: verdict"].tolist() == ["differs", "reproduces"]
     with pytest.raises(ValueError, match="other quantities"):
