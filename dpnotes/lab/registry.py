@@ -188,6 +188,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.dpsgd_f",
     "dpnotes.experiments.dpsgdf_reference",
     "dpnotes.experiments.dpsgdf_census",
+    "dpnotes.experiments.spending",
 )
 
 
