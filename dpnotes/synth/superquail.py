@@ -512,6 +512,42 @@ def _check_groups(
     return out
 
 
+def _check_fair_arguments(
+    fairness: str | None,
+    sensitive: object,
+    protected: object,
+    groups: object,
+    privileged: object,
+) -> None:
+    if fairness is None:
+        given = [
+            n
+            for n, v in (
+                ("sensitive", sensitive),
+                ("protected", protected),
+                ("groups", groups),
+                ("privileged", privileged),
+            )
+            if v is not None
+        ]
+        if given:
+            raise ValueError(
+                f"{given} apply to the fair variants only; pass fairness='bal' "
+                "or 'fnr', or leave them out for SuperQUAIL."
+            )
+    else:
+        if not isinstance(sensitive, str):
+            raise TypeError(
+                f"fairness={fairness!r} needs sensitive=<attribute name>, "
+                f"got {sensitive!r}."
+            )
+        if isinstance(protected, bool) or not isinstance(protected, (int, np.integer)):
+            raise TypeError(
+                "fairness needs protected=<the integer code of the protected "
+                f"group in {sensitive!r}>, got {protected!r}."
+            )
+
+
 class SuperQUAIL:
     """SuperQUAIL and its fair variants FSQ-Bal and FSQ-FNR (a synthesizer).
 
@@ -630,35 +666,7 @@ class SuperQUAIL:
         self.gamma = check_probability(gamma, "gamma")
         self.beta = check_int(beta, "beta", minimum=1)
         self.fairness = check_choice(fairness, FAIRNESS, "fairness")
-        if self.fairness is None:
-            given = [
-                n
-                for n, v in (
-                    ("sensitive", sensitive),
-                    ("protected", protected),
-                    ("groups", groups),
-                    ("privileged", privileged),
-                )
-                if v is not None
-            ]
-            if given:
-                raise ValueError(
-                    f"{given} apply to the fair variants only; pass fairness='bal' "
-                    "or 'fnr', or leave them out for SuperQUAIL."
-                )
-        else:
-            if not isinstance(sensitive, str):
-                raise TypeError(
-                    f"fairness={self.fairness!r} needs sensitive=<attribute name>, "
-                    f"got {sensitive!r}."
-                )
-            if isinstance(protected, bool) or not isinstance(
-                protected, (int, np.integer)
-            ):
-                raise TypeError(
-                    "fairness needs protected=<the integer code of the protected "
-                    f"group in {sensitive!r}>, got {protected!r}."
-                )
+        _check_fair_arguments(self.fairness, sensitive, protected, groups, privileged)
         self.sensitive, self.protected = sensitive, protected
         self.groups, self.privileged = groups, privileged
         self.threshold_source = check_choice(
