@@ -9,12 +9,14 @@ mixtures' group spreads) and ``parity`` (how synthesis is scored).
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dpnotes.experiments import stratified_mean as sm
 from dpnotes.experiments.strat_synth import SynthesisProfile
+from dpnotes.lab import load_stored
 from dpnotes.lab.registry import get_experiment
 
 
@@ -136,3 +138,23 @@ def test_a_unit_spread_biases_the_census_mean_and_age_strata_reduce_it() -> None
     assert unit["COINPRESS"] > 0.02 > 0.002 > ours["COINPRESS"]
     assert unit[leak] < 0.5 * unit["COINPRESS"]
     assert ours[leak] > ours["COINPRESS"]
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "book" / "_results"
+
+#: The derived profiles the chapters show beside the defaults.
+CHAPTER_DERIVED = [
+    ("strat_mean_census", "paper@spread=unit"),
+    ("strat_mean_synthetic", "paper@group_spreads=uniform-0.1-2"),
+    ("strat_mean_synthetic", "paper@group_spreads=uniform-0.1-2,spread=unit"),
+    ("strat_synth", "paper@parity=authors"),
+]
+
+
+@pytest.mark.parametrize(("name", "profile"), CHAPTER_DERIVED)
+def test_the_chapters_derived_results_are_stored_and_current(name, profile) -> None:
+    # Stale after a change to their code: restamp them (python -m dpnotes restamp NAME
+    # --profile paper --set KEY=VALUE) or recompute them, as the base profiles.
+    stored = load_stored(name, profile, root=RESULTS, allow_partial=True)
+    assert stored is not None, f"{name} {profile} is missing or stale"
+    assert not str(stored.meta.get("code_version", "")).endswith(".dirty")
