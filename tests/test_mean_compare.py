@@ -63,3 +63,30 @@ def test_step_budgets() -> None:
         step_budgets(1.0, 3, [0.5, 0.5])
     with pytest.raises(ValueError, match="sum to 1"):
         step_budgets(1.0, 2, [0.5, 0.6])
+
+
+def test_mixture_runs_keep_unit_variance_unless_a_spread_range_is_given() -> None:
+    x, _, _ = mixture_runs(500, 4, 0.5, 3, rng=np.random.default_rng(0))
+    same = mixture_runs(500, 4, 0.5, 3, rng=np.random.default_rng(0), sd_range=None)
+    np.testing.assert_array_equal(x, same[0])
+    # Appendix B: every group's spread drawn from U(0.1, 2); here the range is narrow
+    # enough that each group's sample spread identifies it.
+    wide, gw, _ = mixture_runs(
+        20_000, 3, 10.0, 2, rng=np.random.default_rng(1), sd_range=(1.8, 2.0)
+    )
+    narrow, gn, _ = mixture_runs(
+        20_000, 3, 10.0, 2, rng=np.random.default_rng(1), sd_range=(0.1, 0.12)
+    )
+    for values, groups, lo, hi in ((wide, gw, 1.8, 2.0), (narrow, gn, 0.1, 0.12)):
+        for r in range(2):
+            for k in range(3):
+                sd = values[r][groups[r] == k].std()
+                assert 0.95 * lo < sd < 1.05 * hi
+
+
+@pytest.mark.parametrize(
+    "bad", [(0.0, 2.0), (2.0, 1.0), (0.1, float("inf")), (1.0,), "ab"]
+)
+def test_mixture_runs_reject_a_bad_spread_range(bad) -> None:
+    with pytest.raises(ValueError, match="sd_range"):
+        mixture_runs(100, 2, 1.0, 1, rng=np.random.default_rng(0), sd_range=bad)

@@ -15,12 +15,15 @@ from dpnotes.data.employment import (
     split_employment,
 )
 from dpnotes.synth.evaluate import (
+    AUTHORS_GROUPS,
     classifier_metrics,
     evaluate_synthetic,
     group_code,
     group_keys,
     make_classifier,
+    max_mean_error,
     mean_parity_error,
+    mean_parity_error_authors,
     one_hot_features,
     workload_metrics,
 )
@@ -138,6 +141,175 @@ def test_other_groupings_and_domains() -> None:
     )
     assert set(rows.grouping) == {"overall", "A"}
     assert (rows.metric == "logistic:accuracy").sum() == 1 + 2
+
+
+# --- The authors' scoring of the means (parity="authors") and Figure 7a -------------
+
+
+def authors_reference(real: pd.DataFrame, synth: pd.DataFrame, by: list[str]) -> float:
+    """The authors' parity error, written as their code does it, with pandas groupby.
+
+    ``parity_error_synth_data`` and ``mean_f`` of
+    ``generate_results_from_synth_data.py`` and the aggregation of
+    ``plots_for_synths.ipynb`` (lurosenb/stratify_dp): rows of the 12 groups only,
+    codes from 0, a vector of per-variable errors, summed with the NaN entries left
+    out.
+    """
+    keep = {tuple(g) for g in AUTHORS_GROUPS}
+
+    def kept(df):
+        return df[[(s, r) in keep for s, r in zip(df.SEX, df.RAC1P, strict=True)]]
+
+    real, synth = kept(real), kept(synth)
+
+    def f(df):
+        return df.astype(float).mean().values
+
+    real_groups = dict(iter(real.groupby(by)))
+    synth_groups = dict(iter(synth.groupby(by)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        beta = (1 / 12) * (np.abs(f(real) - f(synth)) / f(real))
+        for key, part in real_groups.items():
+            t = f(part)
+            s = f(synth_groups[key]) if key in synth_groups else f(synth)
+            beta = beta + np.abs(t - s) / t
+    return float(np.sum(beta[np.isfinite(beta)]))
+
+
+@pytest.mark.parametrize("by", [["SEX"], ["RAC1P"], ["SEX", "RAC1P"]])
+def test_authors_parity_error_matches_their_code(by) -> None:
+    synth = employment_like(500, 5)
+    assert mean_parity_error_authors(TRAIN, TRAIN, by) == pytest.approx(0, abs=1e-12)
+    expected = authors_reference(TRAIN, synth, by)
+    assert mean_parity_error_authors(TRAIN, synth, by) == pytest.approx(expected)
+    assert expected > 0
+
+
+def test_authors_parity_error_counts_only_the_twelve_groups() -> None:
+    small_race = TRAIN["RAC1P"].isin([3, 4, 6])  # not among the authors' groups
+    assert small_race.any()
+    synth = employment_like(500, 6)
+    changed = synth.copy()
+    rows = changed["RAC1P"].isin([3, 4, 6])
+    changed.loc[rows, "SCHL"] = 4 - changed.loc[rows, "SCHL"]
+    assert not changed.equals(synth)
+    for by in (["SEX"], ["SEX", "RAC1P"]):
+        assert mean_parity_error_authors(TRAIN, changed, by) == pytest.approx(
+            mean_parity_error_authors(TRAIN, synth, by)
+        )
+        # Our convention scores every group, so the same change moves it.
+        strata = strata_of(EMPLOYMENT_DOMAIN, by)
+        assert mean_parity_error(TRAIN, changed, by, strata) != pytest.approx(
+            mean_parity_error(TRAIN, synth, by, strata)
+        )
+
+
+def test_authors_parity_error_leaves_out_variables_without_a_relative_error() -> None:
+    # ESP is 0 in every real row: 0/0 where the synthetic rows agree (left out as
+    # NaN, as the authors' plotting code does) and x/0 where they do not (infinite,
+    # which their stored results never are; left out as well).
+    real = TRAIN.assign(ESP=0)
+    synth = employment_like(500, 7)
+    value = mean_parity_error_authors(real, synth, ["SEX"])
+    assert np.isfinite(value)
+    assert value == pytest.approx(
+        mean_parity_error_authors(real, synth.assign(ESP=0), ["SEX"])
+    )
+    # The sum over variables, not the mean: a second biased variable adds its error.
+    one = synth.assign(ESP=0)
+    two = one.assign(MIL=np.minimum(one["MIL"] + 1, 4))
+    assert mean_parity_error_authors(real, two, ["SEX"]) > mean_parity_error_authors(
+        real, one, ["SEX"]
+    )
+
+
+def test_authors_parity_error_checks_its_input() -> None:
+    with pytest.raises(ValueError, match="subset of the scope"):
+        mean_parity_error_authors(TRAIN, TRAIN, ["AGEP"])
+    with pytest.raises(ValueError, match="subset of the scope"):
+        mean_parity_error_authors(TRAIN, TRAIN, [])
+    with pytest.raises(ValueError, match="tuples of 2 codes"):
+        mean_parity_error_authors(TRAIN, TRAIN, ["SEX"], groups=[(0,)])
+    with pytest.raises(ValueError, match="omega"):
+        mean_parity_error_authors(TRAIN, TRAIN, ["SEX"], omega=0.0)
+
+
+def brute_max_error(real, synth, by, offset):
+    worst = np.nan
+    for key, part in real.groupby(by):
+        other = synth
+        for a, v in zip(by, np.atleast_1d(key), strict=True):
+            other = other[other[a] == v]
+        if other.empty:
+            continue
+        for attr in EMPLOYMENT_DOMAIN:
+            t = part[attr].mean() + offset
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = abs(t - (other[attr].mean() + offset)) / abs(t)
+            if np.isfinite(rel) and not rel <= worst:
+                worst = rel
+    return worst
+
+
+@pytest.mark.parametrize("by", [["SEX"], ["RAC1P"], ["SEX", "RAC1P"]])
+def test_max_mean_error_is_the_largest_relative_error_of_a_group_mean(by) -> None:
+    synth = employment_like(300, 8)
+    assert max_mean_error(TRAIN, TRAIN, by) == 0.0
+    assert max_mean_error(TRAIN, synth, by) == pytest.approx(
+        brute_max_error(TRAIN, synth, by, 1.0)
+    )
+    keep = [
+        (s, r) in set(AUTHORS_GROUPS)
+        for s, r in zip(TRAIN.SEX, TRAIN.RAC1P, strict=True)
+    ]
+    keep_s = [
+        (s, r) in set(AUTHORS_GROUPS)
+        for s, r in zip(synth.SEX, synth.RAC1P, strict=True)
+    ]
+    assert max_mean_error(TRAIN, synth, by, convention="authors") == pytest.approx(
+        brute_max_error(TRAIN[keep], synth[keep_s], by, 0.0)
+    )
+
+
+def test_max_mean_error_checks_its_input() -> None:
+    with pytest.raises(ValueError, match="convention"):
+        max_mean_error(TRAIN, TRAIN, ["SEX"], convention="paper")
+    with pytest.raises(ValueError, match="subset of"):
+        max_mean_error(TRAIN, TRAIN, ["DIS"], convention="authors")
+    assert np.isnan(max_mean_error(TRAIN, TRAIN.iloc[:0], ["SEX"]))
+
+
+def test_parity_authors_adds_rows_and_keeps_ours_unchanged() -> None:
+    synth = employment_like(400, 9)
+    ours = workload_metrics(TRAIN, synth)
+    both = workload_metrics(TRAIN, synth, parity="authors")
+    added = {"mean_parity_error_authors", "max_mean_error", "max_mean_error_authors"}
+    assert set(both.metric) - set(ours.metric) == added
+    pd.testing.assert_frame_equal(
+        both[~both.metric.isin(added)].reset_index(drop=True), ours
+    )
+    for grouping, by in EMPLOYMENT_GROUPINGS.items():
+        row = both[
+            (both.metric == "mean_parity_error_authors") & (both.grouping == grouping)
+        ]
+        assert float(row.value.iloc[0]) == pytest.approx(
+            mean_parity_error_authors(TRAIN, synth, by)
+        )
+    whole = evaluate_synthetic(
+        TRAIN, TEST, synth, classifiers=["logistic"], parity="authors"
+    )
+    assert added <= set(whole.metric)
+    with pytest.raises(ValueError, match="parity convention"):
+        workload_metrics(TRAIN, synth, parity="paper")
+    with pytest.raises(ValueError, match="other attributes"):
+        evaluate_synthetic(
+            TRAIN,
+            TEST,
+            synth,
+            classifiers=["logistic"],
+            groupings={"DIS": ["DIS"]},
+            parity="authors",
+        )
 
 
 @pytest.mark.data

@@ -31,6 +31,7 @@ from dpnotes.lab.registry import Cache, Profile, register
 from dpnotes.mean import ClippedLaplace, stratified_mean
 from dpnotes.mean.compare import compare_methods, mixture_runs
 from dpnotes.metrics import parity_error
+from dpnotes.validation import check_choice
 
 # --------------------------------------------------------------------------- Figure 1
 
@@ -378,9 +379,21 @@ class SyntheticMeanProfile(Profile):
         rho: zCDP budget of each estimate.
         t: COINPRESS iterations.
         interval: Public interval that holds every group's mean.
-        sigma: Public bound on the standard deviation of the data.
+        sigma: Public bound on the standard deviation of a unit-variance group.
         beta: Failure probability of COINPRESS' intervals.
         count_share: Share of rho spent on the noisy group counts (where counted).
+        group_spreads: The groups' standard deviations, a key of
+            :data:`GROUP_SPREADS`: ``"unit"`` (every group 1, as the authors' code
+            ``utils.model`` in ``lurosenb/stratify_dp`` draws them; our default) or
+            ``"uniform-0.1-2"`` (each group's drawn from U(0.1, 2) in every run, as
+            the paper's appendix B states).
+        spread: The spread bound COINPRESS is given, a key of :data:`SPREADS`:
+            ``"cover"`` (our default: ``sigma`` times the largest standard deviation
+            the groups can have, a public fact of the generative model, so the bound
+            covers every group) or ``"unit"`` (1 whatever the data, as the authors'
+            COINPRESS, ``multivariate_mean_iterative`` in ``helpers/utils.py`` lines
+            115-143, which assumes unit variance). With unit-variance groups the two
+            coincide.
     """
 
     runs: int
@@ -394,6 +407,28 @@ class SyntheticMeanProfile(Profile):
     sigma: float = 1.0
     beta: float = 0.01
     count_share: float = 0.1
+    group_spreads: str = "unit"
+    spread: str = "cover"
+
+
+#: The groups' standard deviations in ``strat_mean_synthetic``: ``None`` for unit
+#: variance, else the range of the uniform they are drawn from.
+GROUP_SPREADS: dict[str, tuple[float, float] | None] = {
+    "unit": None,
+    "uniform-0.1-2": (0.1, 2.0),
+}
+
+#: How the census and mixture experiments choose COINPRESS' public spread bound:
+#: ``"cover"`` (a bound that covers the data: ours) or ``"unit"`` (1, the authors').
+SPREADS: tuple[str, ...] = ("cover", "unit")
+
+
+def _spread_bound(config: SyntheticMeanProfile) -> float:
+    """The public spread bound COINPRESS gets on the mixtures (see the profile)."""
+    if config.spread == "unit":
+        return 1.0
+    spreads = GROUP_SPREADS[config.group_spreads]
+    return float(config.sigma) * (1.0 if spreads is None else spreads[1])
 
 
 _SYNTH_PROFILES = {
@@ -421,6 +456,8 @@ _SYNTH_PROFILES = {
 
 
 def _synth_grid(config: SyntheticMeanProfile) -> list[dict[str, Any]]:
+    check_choice(config.group_spreads, GROUP_SPREADS, "group_spreads")
+    check_choice(config.spread, SPREADS, "spread")
     return [
         {"sweep": sweep, "value": value}
         for sweep, values in config.sweeps.items()
@@ -446,16 +483,18 @@ def strat_mean_synthetic(
     """Error of the four methods at one setting of ``(n, k, alpha)``.
 
     Every run draws a new mixture of ``2 n`` points (Dirichlet(alpha) proportions,
-    group means N(0, 1), unit variance); the first ``n`` points (a random half, the data
-    are shuffled) are private, the rest is the public holdout that only
-    PubStratCoinpress uses. The error is the absolute difference to the private half's
-    mean.
+    group means N(0, 1), unit variance or the spreads of ``group_spreads``); the first
+    ``n`` points (a random half, the data are shuffled) are private, the rest is the
+    public holdout that only PubStratCoinpress uses. The error is the absolute
+    difference to the private half's mean.
     """
     setting = dict(config.fixed)
     setting[cell["sweep"]] = cell["value"]
     n, k, alpha = int(setting["n"]), int(setting["k"]), float(setting["alpha"])
     runs = int(config.runs)
-    x, g, g_pub = mixture_runs(n, k, alpha, runs, rng=rng)
+    x, g, g_pub = mixture_runs(
+        n, k, alpha, runs, rng=rng, sd_range=GROUP_SPREADS[config.group_spreads]
+    )
     truth = x.mean(axis=1)
     lower, upper = config.interval
     results = compare_methods(
@@ -467,7 +506,7 @@ def strat_mean_synthetic(
         lower=lower,
         upper=upper,
         t=config.t,
-        sigma=config.sigma,
+        sigma=_spread_bound(config),
         beta=config.beta,
         count_share=config.count_share,
         rng=rng,
@@ -524,6 +563,15 @@ class CensusProfile(Profile):
         beta: Failure probability of COINPRESS' intervals.
         count_share: Share of rho spent on the noisy group counts (where counted).
         public_fraction: Share of the records held out as the public sample.
+        spread: The spread bound COINPRESS is given, a key of :data:`SPREADS`:
+            ``"cover"`` (our default: each variable's ``sigma``, a bound that covers
+            its spread) or ``"unit"`` (1 for every variable on its raw scale, as the
+            authors' code: ``multivariate_mean_iterative`` of ``helpers/utils.py``,
+            lines 115-143 in ``lurosenb/stratify_dp``, assumes unit variance, and
+            ``coinpress_results.ipynb`` runs it on the unscaled census variables with
+            the prior intervals of its ``mean_apriori``). A unit bound clips every
+            value more than a few units from the first step's estimate, which biases
+            the overall mean of a skewed variable; narrower strata are clipped less.
     """
 
     runs: int
@@ -538,6 +586,7 @@ class CensusProfile(Profile):
     beta: float = 0.01
     count_share: float = 0.1
     public_fraction: float = 0.5
+    spread: str = "cover"
 
 
 _ALL_SUBSETS = tuple(
@@ -586,6 +635,7 @@ def _census_datasets(config: CensusProfile | DescriptiveProfile) -> list[str]:
 
 
 def _census_grid(config: CensusProfile) -> list[dict[str, Any]]:
+    check_choice(config.spread, SPREADS, "spread")
     return [
         {"variable": v, "attributes": list(s)}
         for v in config.variables
@@ -641,7 +691,7 @@ def strat_mean_census(
         lower=spec["lower"],
         upper=spec["upper"],
         t=config.t,
-        sigma=spec["sigma"],
+        sigma=spec["sigma"] if config.spread == "cover" else 1.0,
         beta=config.beta,
         count_share=config.count_share,
         rng=rng,

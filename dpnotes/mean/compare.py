@@ -41,7 +41,13 @@ METHODS: tuple[str, ...] = (
 
 
 def mixture_runs(
-    n: int, k: int, alpha: float, runs: int, *, rng: np.random.Generator
+    n: int,
+    k: int,
+    alpha: float,
+    runs: int,
+    *,
+    rng: np.random.Generator,
+    sd_range: tuple[float, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw ``runs`` Gaussian mixtures of ``2 n`` points: a private and a public half.
 
@@ -50,24 +56,57 @@ def mixture_runs(
     ``n`` points are private, the other ``n`` are a public holdout whose group labels
     only PubStratCoinpress uses.
 
+    Every group has unit variance, as in the authors' code (``utils.model`` in
+    ``lurosenb/stratify_dp``), unless ``sd_range = (a, b)``: then each run first draws
+    every group's standard deviation from ``Uniform(a, b)``, as the paper's appendix B
+    states (``sigma_i ~ U(0.1, 2.0)``).
+
     Args:
         n: Points per half.
         k: Number of groups.
         alpha: The Dirichlet concentration of the group proportions.
         runs: Number of runs.
         rng: The random generator.
+        sd_range: ``(a, b)`` with ``0 < a <= b`` finite, or ``None`` for unit
+            variance.
 
     Returns:
         ``(x, groups, holdout_groups)``: the private values and their groups, each
         ``(runs, n)``, and the holdout's groups ``(runs, n)``.
+
+    Raises:
+        ValueError: If ``sd_range`` is not two finite numbers ``0 < a <= b``.
+
+    References:
+        rosenblatt2024stratification, appendix B.
     """
+    if sd_range is not None:
+        lo, hi = _check_sd_range(sd_range)
     xs, gs = [], []
     for _ in range(runs):
-        s = sample_gaussian_mixture(2 * n, k, alpha, rng=rng)  # shuffled
+        # Drawn only when asked, so the unit-variance runs keep their random stream.
+        sd = 1.0 if sd_range is None else rng.uniform(lo, hi, size=k)
+        s = sample_gaussian_mixture(2 * n, k, alpha, rng=rng, sd=sd)  # shuffled
         xs.append(s.x)
         gs.append(s.groups)
     x, g = np.stack(xs), np.stack(gs)
     return x[:, :n], g[:, :n], g[:, n:]
+
+
+def _check_sd_range(sd_range: object) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in sd_range)  # type: ignore[union-attr]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"sd_range must be two numbers (a, b), got {sd_range!r}; pass e.g. "
+            "(0.1, 2.0), or None for unit variance."
+        ) from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and 0 < lo <= hi):
+        raise ValueError(
+            f"sd_range must satisfy 0 < a <= b (finite), got {sd_range!r}; pass e.g. "
+            "(0.1, 2.0)."
+        )
+    return lo, hi
 
 
 def compare_methods(
