@@ -148,7 +148,9 @@ def test_smoke_budgets_spent_within_budgets(smoke) -> None:
 @pytest.mark.slow
 def test_cell_is_deterministic() -> None:
     exp = get_experiment(NAME)
-    config = exp.config("smoke@methods=real,real_dp,mst")
+    config = dataclasses.replace(
+        exp.config("smoke"), methods=("real", "real_dp", "mst")
+    )
     cell = exp.cells("smoke")[0]
     a, b = (
         spending_e2e.spending_e2e(config, cell, rng=np.random.default_rng(7))
