@@ -276,7 +276,7 @@ def group_metrics(
     Examples:
         >>> out = group_metrics(np.array([1, 0, 1, 0]), np.array([1, 0, 0, 0]),
         ...                     np.array(["a", "a", "b", "b"]))
-        >>> out.set_index(["group", "metric"]).loc[("b", "fnr"), "value"]
+        >>> float(out.set_index(["group", "metric"]).loc[("b", "fnr"), "value"])
         1.0
     """
     from fairlearn.metrics import (
