@@ -189,6 +189,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.dpsgdf_reference",
     "dpnotes.experiments.dpsgdf_census",
     "dpnotes.experiments.spending",
+    "dpnotes.experiments.spending_e2e",
 )
 
 
