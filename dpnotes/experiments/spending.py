@@ -71,7 +71,10 @@ __all__ = [
     "RANKING_METRICS",
     "TABLE2_EPSILONS",
     "DPSAGEProfile",
+    "data_files",
+    "load_task",
     "score_ranking",
+    "seed_major_grid",
 ]
 
 #: Our data sets: name -> ``(task, source)`` of
@@ -200,9 +203,12 @@ _PROFILES = {
 }
 
 
-def _grid(config: DPSAGEProfile) -> list[dict[str, Any]]:
-    # Seeds vary slowest: a partial run of the paper profile then holds every data
-    # set and epsilon of its first seeds.
+def seed_major_grid(config: Any) -> list[dict[str, Any]]:
+    """The cells ``{dataset, epsilon, seed}`` of a profile, seeds varying slowest.
+
+    A partial run of a paper profile then holds every data set and epsilon of its first
+    seeds. ``config`` has ``datasets``, ``epsilons`` and ``seeds``.
+    """
     return [
         {"dataset": d, "epsilon": float(e), "seed": int(s)}
         for s in config.seeds
@@ -211,7 +217,8 @@ def _grid(config: DPSAGEProfile) -> list[dict[str, Any]]:
     ]
 
 
-def _files(config: DPSAGEProfile) -> list[str]:
+def data_files(config: Any) -> list[str]:
+    """The data files (relative to the data root) that ``config.datasets`` read."""
     files = []
     for name in config.datasets:
         _, source = DATASETS[name]
@@ -225,7 +232,8 @@ def _files(config: DPSAGEProfile) -> list[str]:
 _TASKS: dict[tuple[str, int | None], SpendingTask] = {}
 
 
-def _task(dataset: str, rows: int | None) -> SpendingTask:
+def load_task(dataset: str, rows: int | None) -> SpendingTask:
+    """Load a key of :data:`DATASETS` (first ``rows`` records), once per process."""
     key = (dataset, rows)
     if key not in _TASKS:
         task, source = DATASETS[dataset]
@@ -325,7 +333,7 @@ def _sage_options(config: DPSAGEProfile) -> dict[str, Any]:
 
 def _reference(config: DPSAGEProfile, dataset: str, seed: int) -> pd.DataFrame:
     """Real SAGE (non-private) and its rerun, scored against each other."""
-    task = _task(dataset, config.rows)
+    task = load_task(dataset, config.rows)
     train, test = task.train, task.test
     # The reference depends on the data set and the seed, never on epsilon: its
     # streams come from the seed, so that both epsilons of a seed share it.
@@ -376,8 +384,8 @@ def _same_fits(a: DPSAGEResult, b: DPSAGEResult) -> bool:
     title="DPSAGE's top 5 features against SAGE's on the real data, by nDCG, "
     "Jaccard and MAP",
     profiles=_PROFILES,
-    grid=_grid,
-    datasets=_files,
+    grid=seed_major_grid,
+    datasets=data_files,
     figure="Table 2 and Figure 3 of the spending paper (rosenblatt2022spending)",
 )
 def spending_dpsage(
@@ -396,7 +404,7 @@ def spending_dpsage(
     reference.
     """
     dataset, epsilon, seed = cell["dataset"], float(cell["epsilon"]), int(cell["seed"])
-    task = _task(dataset, config.rows)
+    task = load_task(dataset, config.rows)
     train, test = task.train, task.test
     key = {"dataset": dataset, "seed": seed, "rows": config.rows, "k": config.k}
     key.update(_sage_options(config))

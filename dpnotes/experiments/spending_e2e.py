@@ -62,8 +62,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpnotes.data.acs import acs_person_file
-from dpnotes.data.spending import SpendingTask, load_spending_task
+from dpnotes.data.spending import SpendingTask
+from dpnotes.experiments.spending import DATASETS as _SPENDING_DATASETS
+from dpnotes.experiments.spending import PAPER_DATASET as _PAPER_DATASET
+from dpnotes.experiments.spending import data_files, load_task, seed_major_grid
 from dpnotes.importance import (
     CodesClassifier,
     DPLogisticRegression,
@@ -86,21 +88,17 @@ __all__ = [
     "group_metrics",
 ]
 
-#: Our data sets: name -> ``(task, source)`` of
-#: :func:`~dpnotes.data.spending.load_spending_task`.
+#: Our data sets (keys of :data:`dpnotes.experiments.spending.DATASETS`, whose
+#: ``(task, source)`` they load): the paper's three tasks, ACSEmployment on the New
+#: York sample in place of California.
 DATASETS: Mapping[str, tuple[str, str]] = {
-    "ACSEmployment-NY-sample": ("ACSEmployment", "NY-sample"),
-    "ACSPublicCoverage-NM": ("ACSPublicCoverage", "NM"),
-    "ACSMobility-NM": ("ACSMobility", "NM"),
+    name: _SPENDING_DATASETS[name]
+    for name in ("ACSEmployment-NY-sample", "ACSPublicCoverage-NM", "ACSMobility-NM")
 }
 
 #: The paper's data set that each of ours stands for; ACSEmployment-CA is not
 #: available offline, so ACSEmployment numbers are not comparable with the paper's.
-PAPER_DATASET: Mapping[str, str] = {
-    "ACSEmployment-NY-sample": "ACSEmployment-CA",
-    "ACSPublicCoverage-NM": "ACSPublicCoverage-NM",
-    "ACSMobility-NM": "ACSMobility-NM",
-}
+PAPER_DATASET: Mapping[str, str] = {name: _PAPER_DATASET[name] for name in DATASETS}
 
 #: The paper's grid ``e^0 .. e^4`` (exact powers of e; the paper prints them rounded,
 #: ``dpnotes.paper_numbers.SPENDING_EPSILONS``).
@@ -223,35 +221,7 @@ def _check_config(config: E2EProfile) -> None:
 
 def _grid(config: E2EProfile) -> list[dict[str, Any]]:
     _check_config(config)
-    # Seeds vary slowest: a partial run of the paper profile holds whole seeds.
-    return [
-        {"dataset": d, "epsilon": float(e), "seed": int(s)}
-        for s in config.seeds
-        for d in config.datasets
-        for e in config.epsilons
-    ]
-
-
-def _files(config: E2EProfile) -> list[str]:
-    files = []
-    for name in config.datasets:
-        _, source = DATASETS[name]
-        if source == "NY-sample":
-            files.append("acs/extracts/ACSEmployment_NY_2018_sample20000.csv")
-        else:
-            files.append(acs_person_file(source, 2018).relpath)
-    return list(dict.fromkeys(files))
-
-
-_TASKS: dict[tuple[str, int | None], SpendingTask] = {}
-
-
-def _task(dataset: str, rows: int | None) -> SpendingTask:
-    key = (dataset, rows)
-    if key not in _TASKS:
-        task, source = DATASETS[dataset]
-        _TASKS[key] = load_spending_task(task, source, rows=rows)
-    return _TASKS[key]
+    return seed_major_grid(config)
 
 
 def group_metrics(
@@ -395,7 +365,7 @@ def _eval_classifier(
     "accuracy, F1, FNR and FPR per group against epsilon",
     profiles=_PROFILES,
     grid=_grid,
-    datasets=_files,
+    datasets=data_files,
     figure="Table 1 and Figures 2, 4, 5 of the spending paper (rosenblatt2022spending)",
 )
 def spending_e2e(
@@ -414,7 +384,7 @@ def spending_e2e(
     """
     _check_config(config)
     dataset, epsilon = cell["dataset"], float(cell["epsilon"])
-    task = _task(dataset, config.rows)
+    task = load_task(dataset, config.rows)
     train = task.train
     domain = dict(task.domain)
     streams = dict(zip(METHODS, rng.spawn(len(METHODS)), strict=True))
