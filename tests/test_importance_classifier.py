@@ -133,6 +133,32 @@ def test_predictions_agree_with_diffprivlib_on_the_encoding():
         )
 
 
+def test_probabilities_stay_finite_when_every_class_score_underflows():
+    # Scores below about -745 make every one-vs-rest logistic exactly 0.0: the
+    # normalised probabilities must be the log-space limit, not 0 / 0, and the
+    # prediction the class with the largest score, not the first.
+    clf = fit()
+    df = make_data(40, seed=3)
+    normal = clf.predict_proba(df)
+    shift = np.zeros_like(clf.coef_)
+    shift[:, -1] = -2000.0 * math.sqrt(len(clf.features_) + 1)  # every score - 2000
+    original = clf.coef_
+    clf.coef_ = original + shift
+    scores = clf.decision_function(df)
+    assert (scores < -1500).all()
+    proba = clf.predict_proba(df)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.predict(df), np.argmax(scores, axis=1))
+    # The limit of sigma(s_k) / sum_j sigma(s_j) for very negative s is a softmax.
+    want = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(proba, want / want.sum(axis=1, keepdims=True), rtol=1e-9)
+    # Rows that do not underflow are untouched.
+    clf.coef_ = original
+    np.testing.assert_array_equal(clf.predict_proba(df), normal)
+    assert np.isfinite(normal).all() and (normal > 0).all()
+
+
 def test_arrays_of_codes_and_frames_give_the_same_prediction():
     clf = fit()
     df = make_data(40, seed=3)

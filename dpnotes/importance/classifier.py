@@ -273,7 +273,18 @@ class CodesClassifier:
         p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # the logistic function, overflow-free
         if p.ndim == 1:
             return np.column_stack([1.0 - p, p])
-        return p / p.sum(axis=1, keepdims=True)
+        total = p.sum(axis=1, keepdims=True)
+        # Where every class's score is so negative that its logistic is 0.0 in floating
+        # point, normalise in log space instead (the same limit, not 0 / 0).
+        under = total[:, 0] == 0.0
+        total[under] = 1.0
+        p = p / total
+        if under.any():
+            log_p = -np.logaddexp(0.0, -scores[under])
+            log_p -= log_p.max(axis=1, keepdims=True)
+            q = np.exp(log_p)
+            p[under] = q / q.sum(axis=1, keepdims=True)
+        return p
 
     def predict(self, X: pd.DataFrame | np.ndarray) -> np.ndarray:
         """Return the most probable class code of each record (ties: the lower code)."""
