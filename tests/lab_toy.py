@@ -7,6 +7,7 @@ their values (``TOY_LAB_SHIFT``), as a code change would.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -73,3 +74,22 @@ def _key_grid(config: ToyLabProfile) -> list[dict]:
 def toy_lab_keys(config, cell, *, rng, cache=None, progress=False):
     value = rng.normal(size=config.draws) + float(os.environ.get("TOY_LAB_SHIFT", "0"))
     return pd.DataFrame({"attrs": "×".join(cell["attrs"]), "value": value})
+
+
+def _float_grid(config: ToyLabProfile) -> list[dict]:
+    return [{"epsilon": math.e**i} for i in range(config.arms)]
+
+
+@register(
+    name="toy_lab_floats",
+    title="A toy whose grid key is a float that the store rounds (e**k)",
+    profiles={
+        "smoke": ToyLabProfile(arms=2, draws=3),
+        "quick": ToyLabProfile(arms=3, draws=3),
+        "paper": ToyLabProfile(arms=4, draws=3),
+    },
+    grid=_float_grid,
+)
+def toy_lab_floats(config, cell, *, rng, cache=None, progress=False):
+    value = rng.normal(size=config.draws) + float(os.environ.get("TOY_LAB_SHIFT", "0"))
+    return pd.DataFrame({"metric": "draw", "value": value})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 
 import lab_toy
 import pytest
@@ -181,6 +182,21 @@ def test_rows_with_a_key_in_their_own_format_are_found_by_their_text(
     assert report.equal and len(report.checks) == 2 + 6
     monkeypatch.setenv("TOY_LAB_SHIFT", "1e-3")
     report = restamp("toy_lab_keys", "paper", cells=2, root=tmp_path, write=False)
+    assert not report.equal and "column 'value'" in report.summary()
+
+
+def test_float_keys_are_matched_as_the_store_wrote_them(tmp_path, monkeypatch):
+    # e**3 is written with ten significant digits (20.08553692): the stored rows of
+    # each cell must still be found by its key, not lost to an ambiguous text match.
+    monkeypatch.setattr(restamp_mod, "code_version", lambda: "0.1.0+gabc123")
+    stored = run("toy_lab_floats", "paper", root=tmp_path, progress=False)
+    assert stored.table["epsilon"].max() != math.e**3  # rounded on disk
+    split = restamp_mod.stored_cells(get_experiment("toy_lab_floats"), stored)
+    assert [len(rows) for _, rows in split] == [3, 3, 3, 3]
+    report = restamp("toy_lab_floats", "paper", cells=4, root=tmp_path, write=False)
+    assert report.equal and len(report.checks) == 2 + 4
+    monkeypatch.setenv("TOY_LAB_SHIFT", "1e-3")
+    report = restamp("toy_lab_floats", "paper", cells=1, root=tmp_path, write=False)
     assert not report.equal and "column 'value'" in report.summary()
 
 

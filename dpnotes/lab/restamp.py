@@ -64,6 +64,7 @@ from dpnotes.lab.runner import code_version, run_cell
 from dpnotes.lab.store import (
     META,
     StoredResult,
+    as_written,
     atomic_write_bytes,
     inspect_result,
     result_folder,
@@ -246,7 +247,9 @@ def _matches(values: pd.Series, wanted: Any) -> np.ndarray:
     text = values.astype(str).to_numpy() == str(wanted)
     if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
         numbers = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
-        text |= numbers == float(wanted)
+        # A key such as e**3 is stored with ten significant digits: match it as
+        # written too.
+        text |= (numbers == float(wanted)) | (numbers == as_written(float(wanted)))
     return text
 
 

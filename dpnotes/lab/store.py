@@ -116,11 +116,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+#: How a results table writes its floats: ten significant digits.
+FLOAT_FORMAT = "%.10g"
+
+
 def table_to_bytes(table: pd.DataFrame) -> bytes:
     """Serialise a results table as CSV (small, diffable and portable)."""
     buffer = io.StringIO()
-    table.to_csv(buffer, index=False, float_format="%.10g", lineterminator="\n")
+    table.to_csv(buffer, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
     return buffer.getvalue().encode()
+
+
+def as_written(value: float) -> float:
+    """Return ``value`` as a stored table reads it back (:data:`FLOAT_FORMAT`)."""
+    return float(FLOAT_FORMAT % value)
 
 
 def sha256_bytes(data: bytes) -> str:
