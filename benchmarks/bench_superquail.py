@@ -10,17 +10,17 @@ black. Every method runs at its defaults (``alpha = 0.7`` at ``epsilon <= e^2``,
 ``gamma = 0.5``, ``beta = 3``; MST at 3,000 iterations; SAGE with 2,048 explained rows
 and a 128-row background), ``delta = 1e-9``, one thread.
 
-Where the time goes. An MST fit on these 16 attributes spends most of a *cold* fit
-compiling JAX programs, not computing: its select step reads the 120 pair marginals
-of the one-way model through mbi's per-clique projection, one compilation each
-(about 60 s here), and the final estimate compiles one program per clique structure
-(about 4 s). Mirror-descent iterations cost well under a second, so fewer MST
-iterations would not help, and SuperQUAIL has no workload to shrink (MST's candidate
-pairs are the algorithm's). What helps without changing any result or the privacy
-accounting is not compiling again: within a process the compiled programs are reused
-(the one-way programs depend only on the compressed domain, which is the same for
-most seeds at a given budget), and across processes JAX's persistent compilation
-cache (which the experiment runner turns on in its workers) carries them over.
+Where the time goes. A cold MST fit on these 16 attributes used to spend most of its
+time compiling JAX programs: its select step read the 120 pair marginals of the one-way
+model through mbi's per-clique projection, one compilation each (about 25 s of a 30 s
+fit). That model makes the attributes independent, so the package now forms each pair's
+marginal as the outer product of two one-way marginals
+(:func:`dpnotes.synth.mst.independent_pair_marginals`), with the same trees and samples;
+section 3 below times both ways on the same model. What is left of a fit is the final
+estimate (it compiles one program per clique structure, a few seconds) and, in
+SuperQUAIL, SAGE. Within a process the compiled programs are reused, and across
+processes JAX's persistent compilation cache (which the experiment runner turns on in
+its workers) carries them over.
 
 This script measures:
 
@@ -29,7 +29,9 @@ This script measures:
    the stages of each fit and its ratio to MST;
 2. with ``--fresh``, first: one SuperQUAIL fit in a fresh process with an empty
    persistent cache (what a first run pays), seed 0, then one in another fresh
-   process with that cache, seed 1 (what a later worker pays).
+   process with that cache, seed 1 (what a later worker pays);
+3. MST's select step on the one-way model of SQ's MST share: the 120 pair marginals
+   through mbi's projection (the former path, compiling) against the outer products.
 
 JAX's persistent cache keeps only programs that took at least a second to compile
 (``jax_persistent_cache_min_compile_time_secs``); each of MST's projections takes
@@ -103,6 +105,38 @@ def _fit(method: str, task, epsilon: float, seed: int) -> tuple[float, dict]:
     return time.perf_counter() - start, dict(model.seconds_)
 
 
+def _select_step(task, epsilon: float, seed: int) -> tuple[float, float, float]:
+    """Time the pair marginals of MST's one-way model both ways; their largest gap."""
+    import itertools
+
+    import numpy as np
+
+    from dpnotes.synth import pgm
+    from dpnotes.synth.base import measure
+    from dpnotes.synth.mst import MST, compress_domain, independent_pair_marginals
+
+    mst = MST(epsilon=epsilon, delta=DELTA)
+    d = len(task.domain)
+    sigma = np.sqrt(d / (2.0 * mst.rho / 3.0))  # as MST's one-way step
+    rng = np.random.default_rng(seed)
+    oneway = measure(task.train, task.domain, [(a,) for a in task.domain],
+                     sigma=sigma, rng=rng)  # fmt: skip
+    comp, measured = compress_domain(task.domain, oneway, sigma=sigma, threshold=3.0)
+    log = pgm.MeasurementLog(comp.domain)
+    for clique, y, s, query in measured:
+        log.add(clique, y, s, query)
+    model = pgm.estimate(log, iters=mst.iters // 3)
+    pairs = list(itertools.combinations(comp.domain, 2))
+    start = time.perf_counter()
+    products = independent_pair_marginals(model, comp.domain, pairs)
+    fast = time.perf_counter() - start
+    start = time.perf_counter()
+    projected = {p: np.asarray(model.project(p).datavector()) for p in pairs}
+    slow = time.perf_counter() - start
+    gap = max(float(np.abs(products[p] - projected[p]).max()) for p in pairs)
+    return slow, fast, gap
+
+
 def _child(cache_dir: str, epsilon: float, seed: int) -> None:
     _setup(cache_dir)
     task = _task()
@@ -168,14 +202,24 @@ def main() -> None:
         rows = {}
         for method in ("MST", "SQ", "FSQ-Bal", "FSQ-FNR"):
             rows[method] = _fit(method, task, args.epsilon, args.seed)
+        # The fits above never project a pair, so these projections compile as a cold
+        # fit's did.
+        slow, fast, gap = _select_step(task, share, args.seed)
 
     print(f"\n{'method':<8} {'fit (s)':>8} {'x MST':>7}  stages")
     base = rows["MST"][0]
     for method, (seconds, stages) in rows.items():
         parts = ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
         print(f"{method:<8} {seconds:8.1f} {seconds / base:7.2f}  {parts}")
+    print(
+        f"\nMST select step, {len(task.domain) * (len(task.domain) - 1) // 2} pair "
+        f"marginals of the one-way model: mbi projection {slow:.2f} s, outer products "
+        f"{fast:.3f} s (largest difference {gap:.1e} of a count)"
+    )
     print()
     print(f"time mst_first_in_process={untimed:.3f}")
+    print(f"time select_pairs_projection={slow:.3f}")
+    print(f"time select_pairs_products={fast:.3f}")
     for name, res in fresh.items():
         print(f"time sq_fresh_process_{name}={res['seconds']:.3f}")
     for method, (seconds, _) in rows.items():
@@ -185,6 +229,7 @@ def main() -> None:
         if method != "MST":
             key = method.lower().replace("-", "_")
             print(f"ratio {key}_over_mst={seconds / base:.3f}")
+    print(f"ratio select_pairs_projection_over_products={slow / fast:.1f}")
     if fresh:
         ratio = fresh["fill"]["seconds"] / fresh["warm"]["seconds"]
         print(f"ratio sq_fresh_fill_over_warm={ratio:.3f}")
