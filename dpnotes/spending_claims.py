@@ -214,6 +214,11 @@ def _check_table(table: pd.DataFrame) -> None:
 def _missing(table: pd.DataFrame, claim: SpendingClaim) -> list[str]:
     """Name the numbers a statement needs that the table lacks (or holds as NaN)."""
     runs = _Runs(table, DATASET_FOR[claim.dataset])
+    if not runs.budgets:
+        return []  # the whole data set is absent: "not in the stored runs"
+    absent = [f"e^{k}" for k in claim.log_epsilons if not runs.has(k)]
+    if absent:
+        return [f"the budget{'s' if len(absent) > 1 else ''} {', '.join(absent)}"]
     methods = set(claim.methods) | {"mst"}
     if _RULES[paper_numbers.SPENDING_CLAIMS.index(claim)][1] is _fsq_fnr_below_real_dp:
         methods |= {"real_dp"}

@@ -105,6 +105,10 @@ def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
     only_ny = only_ny[only_ny.dataset == DATASETS[0]]
     outcomes = [c.outcome for c in check_spending_claims(only_ny)]
     assert outcomes[2] == outcomes[3] == outcomes[7] == outcomes[8] == "not comparable"
+    low_only = make_table()
+    low_only = low_only[low_only.epsilon < 2]
+    check = check_spending_claims(low_only)[8]  # about e^3 and e^4 only
+    assert check.outcome == "not comparable" and "e^3, e^4" in check.note
     no_f1 = make_table()
     no_f1 = no_f1[no_f1.metric != "f1"]
     check = check_spending_claims(no_f1)[1]
