@@ -40,11 +40,10 @@ ACSPublicCoverage and ACSMobility on New Mexico, the paper's data.
 Profiles: ``smoke`` (ACSMobility on 600 New Mexico rows, ``e^2``, tiny SAGE and MST
 settings; seconds), ``quick`` (ACSEmployment on 10,000 rows of the New York sample,
 ``e^0`` and ``e^3``, one seed, smaller SAGE settings and 1,000 MST iterations; about
-160 s on one core of the development machine, 35 s and 125 s per cell, mostly MST
-compiling a program for each new clique structure) and ``paper`` (three data sets, the
-five epsilons, 10 seeds, all rows and the package's default SAGE and MST settings: 150
-cells, not run here; at the quick cells' mean of about 80 s that is more than 3 hours on
-one core, and its larger settings make it longer).
+40 s on one core of the development machine) and ``paper`` (three data sets, the five
+epsilons, 10 seeds, all rows and the package's default SAGE and MST settings: 150
+cells; on the 2-core development machine ``--jobs 2`` computed 96 of them in 2,786 s,
+about 35 s a cell, so the whole profile takes about an hour and a half).
 
 Result table: the cell's keys (``dataset``, ``epsilon``, ``seed``), then ``method``,
 ``group`` (a group of :data:`GROUPS`; ``"overall"`` for the whole test split and for
