@@ -1283,10 +1283,15 @@ def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
 def verdict_counts_text(table: pd.DataFrame) -> str:
     """Say how many rows reproduce, differ and are not comparable.
 
+    The verbs agree with their counts ("1 reproduces", "5 reproduce").
+
     Examples:
         >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs", "reproduces"]}))
         '1 reproduces, 1 differs, 0 not comparable (of 2)'
+        >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs"] * 3}))
+        '0 reproduce, 3 differ, 0 not comparable (of 3)'
     """
     counts = verdict_counts(table)
-    parts = [f"{n} {v}" for v, n in counts.items()]
+    plural = {"reproduces": "reproduce", "differs": "differ"}
+    parts = [f"{n} {v if n == 1 else plural.get(v, v)}" for v, n in counts.items()]
     return ", ".join(parts) + f" (of {len(table)})"
