@@ -374,6 +374,7 @@ def test_interrupted_run_resumes_from_stored_cells(tmp_path, monkeypatch):
     resumed = run("toy_for_tests", "smoke", seed=0, root=tmp_path, progress=False)
     assert CALLS == [{"arm": "c"}], "finished cells must not be recomputed"
     assert resumed.meta["cells_resumed"] == 2
+    assert resumed.meta["workers"] == "1 local process(es)"
     fresh = run(
         "toy_for_tests", "smoke", seed=0, root=tmp_path / "fresh", progress=False
     )
