@@ -227,7 +227,9 @@ def _seed_list(seeds: Iterable[int]) -> list[int]:
 
 
 def seeds_text(seeds: Iterable[int], *, mean_over: bool = False) -> str:
-    """Name the seeds: ``"seed 0"`` or ``"seeds 0, 1, 2"`` (sorted, each once).
+    """Name the seeds: ``"seed 0"``, ``"seeds 0, 1, 2"``, ``"seeds 0–9"`` (each once).
+
+    Four or more consecutive seeds are written as a range.
 
     Args:
         seeds: The seeds, e.g. ``Source.seeds`` or a table's ``seed`` column.
@@ -244,10 +246,19 @@ def seeds_text(seeds: Iterable[int], *, mean_over: bool = False) -> str:
         >>> (seeds_text([2, 0, 1, 0]), seeds_text((3,)),
         ...  seeds_text([0, 1], mean_over=True))
         ('seeds 0, 1, 2', 'seed 3', 'mean over seeds 0, 1')
+        >>> seeds_text(range(10)), seeds_text([0, 1, 2, 3, 5, 7])
+        ('seeds 0–9', 'seeds 0–3, 5, 7')
     """
     found = _seed_list(seeds)
     several = len(found) > 1
-    text = ("seeds " if several else "seed ") + ", ".join(map(str, found))
+    runs: list[list[int]] = []
+    for s in found:
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    parts = [f"{r[0]}–{r[-1]}" if len(r) >= 4 else ", ".join(map(str, r)) for r in runs]
+    text = ("seeds " if several else "seed ") + ", ".join(parts)
     return ("mean over " if mean_over and several else "") + text
 
 

@@ -82,6 +82,23 @@ class _Runs:
         return float(self.sd.get((k, method, group, metric), math.nan))
 
 
+#: How the comparisons name methods and metrics (they are shown to readers).
+_NAME = {"real": "Real", "real_dp": "Real-DP", "mst": "MST", "sq": "SQ",
+         "fsq_bal": "FSQ-Bal", "fsq_fnr": "FSQ-FNR"}  # fmt: skip
+_METRIC = {"accuracy": "accuracy", "f1": "F1", "fnr": "FNR", "fpr": "FPR"}
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _e(k: int) -> str:
+    """The budget e^k as text, e.g. ``"e²"``."""
+    return "e" + str(k).translate(_SUPERSCRIPT)
+
+
+def _what(group: str, metric: str) -> str:
+    """E.g. ``"black accuracy"``, ``"overall F1"``."""
+    return f"{group} {_METRIC.get(metric, metric)}"
+
+
 def _budgets(claim: SpendingClaim, runs: _Runs) -> list[int]:
     return [k for k in claim.log_epsilons if runs.has(k)]
 
@@ -90,7 +107,7 @@ def _better(
     runs: _Runs, a: str, b: str, ks: Sequence[int], groups, metrics
 ) -> list[Comparison]:
     return [
-        (f"{a} > {b}, {metric}, {group}, e^{k}",
+        (f"{_NAME[a]} above {_NAME[b]}: {_what(group, metric)} at {_e(k)}",
          runs.m(k, a, group, metric) > runs.m(k, b, group, metric))
         for k in ks for metric in metrics for group in groups
     ]  # fmt: skip
@@ -102,7 +119,7 @@ def _gap(runs: _Runs, k: int, method: str, metric: str) -> float:
 
 def _balances(runs: _Runs, method: str, ks, metrics) -> list[Comparison]:
     return [
-        (f"|white - black| {metric}: {method} < mst, e^{k}",
+        (f"{_NAME[method]}'s white–black {_METRIC[metric]} gap below MST's at {_e(k)}",
          _gap(runs, k, method, metric) < _gap(runs, k, "mst", metric))
         for k in ks for metric in metrics
     ]  # fmt: skip
@@ -111,7 +128,7 @@ def _balances(runs: _Runs, method: str, ks, metrics) -> list[Comparison]:
 def _variance(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
     others = [m for m in claim.methods if m != "mst"]
     return [
-        (f"sd {m} > sd mst, {metric}, {group}, e^{k}",
+        (f"{_NAME[m]}'s sd above MST's: {_what(group, metric)} at {_e(k)}",
          runs.s(k, m, group, metric) > runs.s(k, "mst", group, metric))
         for k in _budgets(claim, runs) for m in others
         for metric in claim.metrics for group in claim.groups
@@ -138,7 +155,7 @@ def _fsq_bal_balances_rates(claim: SpendingClaim, runs: _Runs) -> list[Compariso
 def _fsq_fnr_below_real_dp(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
     # "the DP classifier on real data": Real-DP.
     return [
-        (f"black FNR: fsq_fnr < real_dp, e^{k}",
+        (f"FSQ-FNR's black FNR below Real-DP's at {_e(k)}",
          runs.m(k, "fsq_fnr", "black", "fnr") < runs.m(k, "real_dp", "black", "fnr"))
         for k in _budgets(claim, runs)
     ]  # fmt: skip
@@ -147,7 +164,7 @@ def _fsq_fnr_below_real_dp(claim: SpendingClaim, runs: _Runs) -> list[Comparison
 def _sq_matches_real(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
     ks = _budgets(claim, runs)
     out = [
-        (f"|sq - real| <= {MATCH_POINTS:g}, {metric}, e^{k}",
+        (f"SQ within {MATCH_POINTS:g} of Real: overall {_METRIC[metric]} at {_e(k)}",
          abs(runs.m(k, "sq", "overall", metric) - runs.m(k, "real", "overall", metric))
          <= MATCH_POINTS)
         for k in ks for metric in claim.metrics
@@ -155,7 +172,7 @@ def _sq_matches_real(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
     for metric in claim.metrics:
         values = [runs.m(k, "mst", "overall", metric) for k in ks]
         out.append(
-            (f"mst flat within {MATCH_POINTS:g}, {metric}",
+            (f"MST flat within {MATCH_POINTS:g}: overall {_METRIC[metric]}",
              len(values) > 1 and max(values) - min(values) < MATCH_POINTS)
         )  # fmt: skip
     return out
@@ -167,7 +184,7 @@ def _sq_only_from(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
     for k in runs.budgets:
         if k < first:
             out += [
-                (f"not sq > mst, {metric}, overall, e^{k}",
+                (f"SQ not above MST: {_what('overall', metric)} at {_e(k)}",
                  not runs.m(k, "sq", "overall", metric)
                  > runs.m(k, "mst", "overall", metric))
                 for metric in claim.metrics
@@ -186,15 +203,15 @@ def _mst_over_sq(claim: SpendingClaim, runs: _Runs) -> list[Comparison]:
 #: How each statement of :data:`~dpnotes.paper_numbers.SPENDING_CLAIMS` is checked, in
 #: its order, with a short name for the table.
 _RULES: tuple[tuple[str, Callable[[SpendingClaim, _Runs], list[Comparison]]], ...] = (
-    ("SQ and FSQ vary more than MST at e^0", _variance),
-    ("SQ outperforms MST from e^1, overall and per group", _sq_over_mst),
+    ("SQ and FSQ vary more than MST at e⁰", _variance),
+    ("SQ outperforms MST from e¹, overall and per group", _sq_over_mst),
     ("ACSMobility: the same trend", _sq_over_mst),
-    ("ACSPublicCoverage: SQ needs e^3, e^4", _sq_over_mst),
+    ("ACSPublicCoverage: SQ needs e³, e⁴", _sq_over_mst),
     ("FSQ-Bal balances accuracy, outperforms MST", _fsq_bal_balances_accuracy),
     ("FSQ-Bal balances FNR and FPR", _fsq_bal_balances_rates),
     ("FSQ-FNR: black FNR below the DP model on real data", _fsq_fnr_below_real_dp),
     ("ACSMobility: SQ matches real data, MST stagnates", _sq_matches_real),
-    ("ACSPublicCoverage: SQ outperforms MST only at e^3, e^4", _sq_only_from),
+    ("ACSPublicCoverage: SQ outperforms MST only at e³, e⁴", _sq_only_from),
     ("MST outperforms SQ at small epsilon", _mst_over_sq),
 )
 
@@ -216,7 +233,7 @@ def _missing(table: pd.DataFrame, claim: SpendingClaim) -> list[str]:
     runs = _Runs(table, DATASET_FOR[claim.dataset])
     if not runs.budgets:
         return []  # the whole data set is absent: "not in the stored runs"
-    absent = [f"e^{k}" for k in claim.log_epsilons if not runs.has(k)]
+    absent = [_e(k) for k in claim.log_epsilons if not runs.has(k)]
     if absent:
         return [f"the budget{'s' if len(absent) > 1 else ''} {', '.join(absent)}"]
     methods = set(claim.methods) | {"mst"}
@@ -226,7 +243,7 @@ def _missing(table: pd.DataFrame, claim: SpendingClaim) -> list[str]:
         {"white", "black"} if "fsq_bal" in claim.methods else set()
     )
     return [
-        f"{m}, {g}, {metric} at e^{k}"
+        f"{_NAME.get(m, m)}, {_what(g, metric)} at {_e(k)}"
         for k in _budgets(claim, runs)
         for m in sorted(methods)
         for g in sorted(groups)
@@ -326,7 +343,7 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
         if failed:
             checks.append(
                 PaperCheck(item, claim.text, ours, verdict="differs",
-                           note=f"{where}fails first at {failed[0]}")
+                           note=f"{where}first to fail: {failed[0]}")
             )  # fmt: skip
         else:
             checks.append(

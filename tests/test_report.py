@@ -81,6 +81,8 @@ def test_seeds_text():
     assert report.seeds_text(pd.Series([1, 0, 1])) == "seeds 0, 1"
     assert report.seeds_text(np.array([3, 4])) == "seeds 3, 4"
     assert report.seeds_text([0, 1], mean_over=True) == "mean over seeds 0, 1"
+    assert report.seeds_text(range(10)) == "seeds 0–9"
+    assert report.seeds_text([9, 0, 1, 2, 3, 5, 6, 7, 8]) == "seeds 0–3, 5–9"
     assert report.seeds_text([0], mean_over=True) == "seed 0"
     with pytest.raises(ValueError, match="empty"):
         report.seeds_text([])

@@ -70,7 +70,7 @@ def test_one_failing_comparison_makes_its_statement_differ_and_says_where():
     checks = check_spending_claims(t)
     assert checks[1].outcome == "differs"
     assert checks[1].ours == "17 of 18 comparisons hold"
-    assert "sq > mst, accuracy, black, e^2" in checks[1].note
+    assert "SQ above MST: black accuracy at e²" in checks[1].note
     others = [c.outcome for i, c in enumerate(checks) if i != 1]
     assert others == ["reproduces"] * 9
 
@@ -84,7 +84,7 @@ def test_sq_beating_mst_too_early_breaks_only_the_only_from_statement():
     t.loc[early, "value"] = 0.9
     checks = check_spending_claims(t)
     assert checks[3].outcome == "reproduces"  # "requires e^3, e^4": still true there
-    assert checks[8].outcome == "differs" and "e^1" in checks[8].note
+    assert checks[8].outcome == "differs" and "e¹" in checks[8].note
 
 
 def test_mst_that_does_not_stagnate_breaks_the_mobility_statement():
@@ -93,7 +93,10 @@ def test_mst_that_does_not_stagnate_breaks_the_mobility_statement():
     t.loc[mst & np.isclose(t.epsilon, math.e**4), "value"] += 0.05
     claim = paper_numbers.SPENDING_CLAIMS[7]
     failed = [text for text, holds in claim_comparisons(t, claim) if not holds]
-    assert failed == ["mst flat within 0.01, accuracy", "mst flat within 0.01, f1"]
+    assert failed == [
+        "MST flat within 0.01: overall accuracy",
+        "MST flat within 0.01: overall F1",
+    ]
 
 
 def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
@@ -108,11 +111,11 @@ def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
     low_only = make_table()
     low_only = low_only[low_only.epsilon < 2]
     check = check_spending_claims(low_only)[8]  # about e^3 and e^4 only
-    assert check.outcome == "not comparable" and "e^3, e^4" in check.note
+    assert check.outcome == "not comparable" and "e³, e⁴" in check.note
     no_f1 = make_table()
     no_f1 = no_f1[no_f1.metric != "f1"]
     check = check_spending_claims(no_f1)[1]
-    assert check.outcome == "not comparable" and "f1" in check.note
+    assert check.outcome == "not comparable" and "F1" in check.note
 
 
 def test_bad_input_is_a_clear_error():

@@ -383,7 +383,7 @@ def run(
     experiment = get_experiment(name)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     folder, meta, cells, hashes, files = _layout(experiment, profile, seed, root)
-    # Where this run's cells ran, beside its wall time: the time means little without it.
+    # Where this run's cells ran, beside its wall time: the time means little alone.
     meta["workers"] = f"dask {scheduler}" if scheduler else f"{jobs} local process(es)"
     selected = _select_cells(cells, only) if only else None
     with contextlib.ExitStack() as stack:
