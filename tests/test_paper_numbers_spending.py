@@ -344,3 +344,17 @@ def test_reported_lists_every_spending_number_once() -> None:
     assert [(r.epsilon, r.value) for r in ndcg] == [(0.2, 0.96), (1.0, 0.98)]
     frame = pn.reported_frame()
     assert (frame.paper == KEY).sum() == len(rows)
+
+
+def test_the_authors_stored_metrics_are_well_formed() -> None:
+    # Four methods, each (accuracy, F1, FPR, FNR) as fractions; the authors' runs put
+    # SQ 7.5 points above MST in accuracy, and FSQ's FNR above SQ's (their evaluation).
+    assert set(pn.SPENDING_AUTHORS_E2) == {"mst", "sq", "fsq_bal", "fsq_fnr"}
+    for values in pn.SPENDING_AUTHORS_E2.values():
+        assert len(values) == 4 and all(0 < v < 1 for v in values)
+    acc = {m: v[0] for m, v in pn.SPENDING_AUTHORS_E2.items()}
+    assert math.isclose(acc["sq"] - acc["mst"], 0.075, abs_tol=1e-9)
+    fnr = {m: v[3] for m, v in pn.SPENDING_AUTHORS_E2.items()}
+    assert fnr["fsq_bal"] > fnr["sq"] and fnr["fsq_fnr"] > fnr["sq"]
+    assert re.fullmatch(r"[0-9a-f]{40}", pn.SPENDING_AUTHORS_COMMIT)
+    assert pn.SPENDING_AUTHORS_REPOSITORY == "lurosenb/sq_supplementary_materials"
