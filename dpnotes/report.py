@@ -33,6 +33,7 @@ __all__ = [
     "compare_strata",
     "comparison_over_seeds",
     "decimals_for",
+    "e_to_the",
     "fmt",
     "judge",
     "markdown_table",
@@ -224,6 +225,28 @@ def _seed_list(seeds: Iterable[int]) -> list[int]:
             "seeds is empty: a result with no seed has nothing to describe."
         )
     return sorted({int(s) for s in found})
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def e_to_the(k: int) -> str:
+    """Write the budget e^k as plain text with a superscript, for glued text and tables.
+
+    Glued text is not typeset as math, so ``$e^2$`` would show its dollars.
+
+    Raises:
+        TypeError: If ``k`` is not an integer.
+
+    Examples:
+        >>> e_to_the(2), e_to_the(0), e_to_the(-1)
+        ('e²', 'e⁰', 'e⁻¹')
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(
+            f"k must be an integer exponent, got {k!r}; round log(epsilon)."
+        )
+    return "e" + str(int(k)).translate(_SUPERSCRIPT)
 
 
 def seeds_text(seeds: Iterable[int], *, mean_over: bool = False) -> str:

@@ -40,6 +40,7 @@ import pandas as pd
 from dpnotes import paper_numbers
 from dpnotes.paper_numbers import SpendingClaim
 from dpnotes.report import PaperCheck
+from dpnotes.report import e_to_the as _e
 
 __all__ = ["DATASET_FOR", "MATCH_POINTS", "check_spending_claims", "claim_comparisons"]
 
@@ -86,12 +87,6 @@ class _Runs:
 _NAME = {"real": "Real", "real_dp": "Real-DP", "mst": "MST", "sq": "SQ",
          "fsq_bal": "FSQ-Bal", "fsq_fnr": "FSQ-FNR"}  # fmt: skip
 _METRIC = {"accuracy": "accuracy", "f1": "F1", "fnr": "FNR", "fpr": "FPR"}
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def _e(k: int) -> str:
-    """The budget e^k as text, e.g. ``"e²"``."""
-    return "e" + str(k).translate(_SUPERSCRIPT)
 
 
 def _what(group: str, metric: str) -> str:

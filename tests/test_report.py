@@ -588,3 +588,11 @@ def test_verdict_columns_pairs_each_run_and_refuses_mismatched_lists():
         report.verdict_columns({"a": a, "b": b[:1]})
     with pytest.raises(ValueError, match="no columns"):
         report.verdict_columns({})
+
+
+def test_e_to_the_writes_superscripts_and_refuses_non_integers():
+    assert report.e_to_the(4) == "e⁴" and report.e_to_the(np.int64(-2)) == "e⁻²"
+    with pytest.raises(TypeError, match="integer"):
+        report.e_to_the(2.0)
+    with pytest.raises(TypeError, match="integer"):
+        report.e_to_the(True)
