@@ -25,8 +25,8 @@ Reading of the words (the paper defines none of them):
 
 A statement reproduces when every one of its comparisons holds. Its paper data set
 ACSEmployment on California is replaced by the New York sample (California is not
-available offline); the check says so. Plain post-processing of stored metrics: no
-privacy budget.
+available offline); :func:`stand_in_sentence` says so once, for a table's caption. Plain
+post-processing of stored metrics: no privacy budget.
 """
 
 from __future__ import annotations
@@ -42,7 +42,13 @@ from dpnotes.paper_numbers import SpendingClaim
 from dpnotes.report import PaperCheck
 from dpnotes.report import e_to_the as _e
 
-__all__ = ["DATASET_FOR", "MATCH_POINTS", "check_spending_claims", "claim_comparisons"]
+__all__ = [
+    "DATASET_FOR",
+    "MATCH_POINTS",
+    "check_spending_claims",
+    "claim_comparisons",
+    "stand_in_sentence",
+]
 
 #: Largest difference (accuracy or F1, as a fraction) that counts as "matching".
 MATCH_POINTS = 0.01
@@ -277,6 +283,37 @@ def claim_comparisons(
     return [(text, bool(holds)) for text, holds in rule(claim, runs)]
 
 
+#: How the captions name the data sets of :data:`DATASET_FOR` that differ.
+_READABLE = {
+    "ACSEmployment-CA": "ACSEmployment in California",
+    "ACSEmployment-NY-sample": "the New York sample",
+}
+
+
+def stand_in_sentence() -> str:
+    """Say, once for a table of checks, which of our data sets stand in for the paper's.
+
+    Returns:
+        A sentence for a caption (empty when every data set is the paper's).
+
+    Examples:
+        >>> print(stand_in_sentence())  # doctest: +NORMALIZE_WHITESPACE
+        Statements about ACSEmployment in California are checked on the New York
+        sample, as the paper's data are not available offline.
+    """
+    swapped = [
+        f"{_READABLE.get(theirs, theirs)} are checked on {_READABLE.get(ours, ours)}"
+        for theirs, ours in DATASET_FOR.items()
+        if ours != theirs
+    ]
+    if not swapped:
+        return ""
+    return (
+        f"Statements about {'; about '.join(swapped)}, as the paper's data are not "
+        "available offline."
+    )
+
+
 def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
     """Check every statement of the paper about Figures 2, 4 and 5 on a result table.
 
@@ -311,12 +348,6 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
     checks = []
     for claim, (name, _) in zip(paper_numbers.SPENDING_CLAIMS, _RULES, strict=True):
         item = f"{claim.where}, Fig. {', '.join(claim.figures)}: {name}"
-        stand_in = DATASET_FOR[claim.dataset]
-        where = (
-            "on the New York sample in place of California; "
-            if claim.dataset != stand_in
-            else ""
-        )
         comparisons = claim_comparisons(table, claim)
         missing = _missing(table, claim)
         if missing or not comparisons:
@@ -329,7 +360,7 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
             )
             checks.append(
                 PaperCheck(item, claim.text, None, verdict="not comparable",
-                           note=f"{where}{why}")
+                           note=why)
             )  # fmt: skip
             continue
         held = sum(holds for _, holds in comparisons)
@@ -338,11 +369,10 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
         if failed:
             checks.append(
                 PaperCheck(item, claim.text, ours, verdict="differs",
-                           note=f"{where}first to fail: {failed[0]}")
+                           note=f"first to fail: {failed[0]}")
             )  # fmt: skip
         else:
             checks.append(
-                PaperCheck(item, claim.text, ours, verdict="reproduces",
-                           note=where.rstrip("; "))
+                PaperCheck(item, claim.text, ours, verdict="reproduces", note="")
             )  # fmt: skip
     return checks
