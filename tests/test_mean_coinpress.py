@@ -5,7 +5,7 @@ Closed forms used as references (biswas2020coinpress, Algorithm 1): one UVM step
 clips to ``[l - tail, u + tail]`` with ``tail = sigma sqrt(2 log(2 n / beta))``, adds
 ``N(0, sd^2)`` with ``sd = (u - l + 2 tail) / (n sqrt(2 rho))`` to the clipped mean, and
 returns the interval ``release +- psi`` with
-``psi = sqrt(2 (sigma^2 / n + sd^2) log(4 / beta))``.
+``psi = sqrt(2 (sigma^2 / n + sd^2) log(2 / beta))`` (the paper's Algorithm 1).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_custom_fractions_are_used() -> None:
     np.testing.assert_allclose(res.rho, [0.08, 0.12, 0.2], rtol=1e-12)
     # The first step's interval follows the first step's budget (closed form).
     sd1 = uvm_sd(-10, 10, 100, 0.08, 1.0, 0.01 / 8)  # beta / (4 (t - 1)) per step
-    psi1 = math.sqrt(2 * (1 / 100 + sd1**2) * math.log(4 / (0.01 / 8)))
+    psi1 = math.sqrt(2 * (1 / 100 + sd1**2) * math.log(2 / (0.01 / 8)))
     np.testing.assert_allclose(res.width[1], 2 * psi1, rtol=1e-12)
     default = coinpress_mean(x, lower=-10, upper=10, rho=0.4, rng=rng(2), t=3)
     assert not np.array_equal(res.estimate, default)
@@ -229,7 +229,7 @@ def test_uvm_width_closed_form(n, lower, upper, rho, sigma, beta) -> None:
     res = uvm(x, lower=lower, upper=upper, rho=rho, sigma=sigma, beta=beta, rng=rng())
     sd = (upper - lower + 2 * sigma * math.sqrt(2 * math.log(2 * n / beta))) / n
     sd /= math.sqrt(2 * rho)
-    expected = 2 * math.sqrt(2 * (sigma**2 / n + sd**2) * math.log(4 / beta))
+    expected = 2 * math.sqrt(2 * (sigma**2 / n + sd**2) * math.log(2 / beta))
     np.testing.assert_allclose(res.width[1], expected, rtol=1e-12)
     np.testing.assert_array_equal(res.width[0], upper - lower)
     # The new interval is centred on the release.
@@ -265,6 +265,34 @@ def test_uvm_interval_covers_mean(mu: float, beta: float) -> None:
     assert covered.mean() >= 1 - beta - 0.01
     # The interval is not trivially wide: it is much narrower than the start.
     assert res.width[1, 0] < 0.5 * res.width[0, 0]
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 5])
+def test_failure_budget_adds_up_to_beta(t: int) -> None:
+    # Each step j fails if a record is clipped (union bound over the n records:
+    # n * 2 exp(-tail_j^2 / 2 sigma^2)) or if the release leaves its interval
+    # (2 exp(-psi_j^2 / 2 v_j), v_j the release's variance). Algorithm 2's split of
+    # beta makes these bounds sum to beta exactly (t > 1); an interval constant of
+    # log(4 / beta) would leave a quarter of beta unspent, log(1 / beta) overspend it.
+    n, sigma, beta, rho = 200, 1.5, 0.02, 0.3
+    x = rng(30).normal(1.0, sigma, size=(2, n))
+    res = coinpress_mean(
+        x, lower=-50, upper=50, rho=rho, t=t, sigma=sigma, beta=beta, rng=rng(31),
+        return_trace=True,
+    )  # fmt: skip
+    spent = 0.0
+    for j in range(t):
+        width = res.width[j, 0]
+        beta_j = beta / 4 if j == t - 1 else beta / (4 * (t - 1))
+        tail = sigma * math.sqrt(2 * math.log(2 * n / beta_j))
+        sd = (width + 2 * tail) / n / math.sqrt(2 * res.rho[j])
+        psi = res.width[j + 1, 0] / 2
+        variance = sigma**2 / n + sd**2
+        spent += n * 2 * math.exp(-(tail**2) / (2 * sigma**2))
+        spent += 2 * math.exp(-(psi**2) / (2 * variance))
+    # With t = 1 there are no shrinking steps: the last step's beta / 4 alone, half
+    # of beta spent.
+    assert spent == pytest.approx(beta if t > 1 else beta / 2, rel=1e-9)
 
 
 def test_widths_shrink_from_a_wide_start() -> None:

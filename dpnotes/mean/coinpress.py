@@ -5,7 +5,7 @@ mean and repeatedly shrinks it. One step (UVM, Algorithm 1 in the appendix of
 :cite:`rosenblatt2024stratification`) clips the data to the interval widened by the
 Gaussian tail ``sigma * sqrt(2 log(2 m / beta))``, releases the clipped mean with
 Gaussian noise, and returns a new interval of half-width
-``psi = sqrt(2 (sigma**2 / m + s**2) log(4 / beta))`` around the release, where ``s`` is
+``psi = sqrt(2 (sigma**2 / m + s**2) log(2 / beta))`` around the release, where ``s`` is
 the noise standard deviation. UVMRec (Algorithm 2) runs ``t`` steps with budgets
 ``rho_1 + ... + rho_t = rho`` and returns the last release.
 
@@ -163,7 +163,7 @@ def _uvm_step(
     centred_sum = layout.sum(clipped) - layout.counts * centre
     sd = (b - a) / size / math.sqrt(2.0 * rho)
     release = centre + centred_sum / size + sd * rng.standard_normal(layout.n_segments)
-    psi = np.sqrt(2.0 * (sigma**2 / size + sd**2) * math.log(4.0 / beta))
+    psi = np.sqrt(2.0 * (sigma**2 / size + sd**2) * math.log(2.0 / beta))
     return release, release - psi, release + psi
 
 
@@ -206,7 +206,7 @@ def check_run(
             check_result(width, f"step {j + 1}'s clip width", advice=_ADVICE)
             sd = width / size / math.sqrt(2.0 * rho_steps[j])
             check_scale(sd, f"step {j + 1}'s noise scale", advice=_ADVICE)
-            psi = np.sqrt(2.0 * (sigma**2 / size + sd**2) * math.log(4.0 / betas[j]))
+            psi = np.sqrt(2.0 * (sigma**2 / size + sd**2) * math.log(2.0 / betas[j]))
             check_result(psi, f"step {j + 1}'s interval half-width", advice=_ADVICE)
             width = 2.0 * psi
 
@@ -293,7 +293,9 @@ def coinpress_mean(
         sigma: Public bound on the data's standard deviation; the clipping tail is
             ``sigma * sqrt(2 log(2 n / beta_j))``.
         beta: Failure probability of the whole run (split over the steps as in
-            Algorithm 2: ``beta / (4 (t - 1))`` per shrinking step, ``beta / 4`` last).
+            Algorithm 2: ``beta / (4 (t - 1))`` per shrinking step, ``beta / 4`` last;
+            each step spends its share twice, on clipping and on its interval, so the
+            shares add up to ``beta``).
         rho_fractions: Fractions of ``rho`` per step, summing to one; the default is
             :func:`coinpress_schedule`.
         return_trace: Return a :class:`CoinpressResult` with every interval instead of
@@ -372,10 +374,14 @@ def uvm(
 ) -> CoinpressResult:
     """Run one COINPRESS step (UVM): a private mean and a shrunken interval.
 
-    The step uses ``beta`` for both the clipping tail and the new interval, as in
-    Algorithm 1: when the data are Gaussian with standard deviation at most ``sigma``
-    and the mean lies in ``[lower, upper]``, the returned interval contains the mean
-    with probability at least ``1 - beta``.
+    The step spends ``beta`` twice, as in Algorithm 1: on the clipping tail (a union
+    bound over the ``n`` records: some record is clipped with probability at most
+    ``beta``) and on the new interval (``psi`` is the Gaussian tail at which
+    ``2 exp(-psi^2 / 2 v) = beta``, ``v`` the variance of the release). When the data
+    are Gaussian with standard deviation at most ``sigma`` and the mean lies in
+    ``[lower, upper]``, the returned interval therefore contains the mean with
+    probability at least ``1 - 2 beta``; :func:`coinpress_mean` splits its ``beta`` so
+    that the whole run fails with probability at most ``beta``.
 
     Args:
         x: Records, shape ``(n,)`` or ``(..., n)``; ``n`` public.
