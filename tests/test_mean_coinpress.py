@@ -284,11 +284,10 @@ def test_failure_budget_adds_up_to_beta(t: int) -> None:
     for j in range(t):
         width = res.width[j, 0]
         beta_j = beta / 4 if j == t - 1 else beta / (4 * (t - 1))
-        tail = sigma * math.sqrt(2 * math.log(2 * n / beta_j))
-        sd = (width + 2 * tail) / n / math.sqrt(2 * res.rho[j])
+        sd = uvm_sd(0.0, width, n, res.rho[j], sigma, beta_j)
         psi = res.width[j + 1, 0] / 2
         variance = sigma**2 / n + sd**2
-        spent += n * 2 * math.exp(-(tail**2) / (2 * sigma**2))
+        spent += n * 2 * math.exp(-(tail(n, sigma, beta_j) ** 2) / (2 * sigma**2))
         spent += 2 * math.exp(-(psi**2) / (2 * variance))
     # With t = 1 there are no shrinking steps: the last step's beta / 4 alone, half
     # of beta spent.
