@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -191,3 +192,42 @@ def test_stored_meta_is_json_with_seed(tmp_path):
     assert json.loads((stored.path / "meta.json").read_text())["seed"] == 4
     assert load_stored(NAME, "smoke", root=tmp_path) is None, "seed 0 is not seed 4"
     assert load_stored(NAME, "smoke", root=tmp_path, seed=4) is not None
+
+
+def test_a_result_finished_over_several_runs_says_which_machine_computed_which_cells(
+    tmp_path, monkeypatch
+):
+    import dpnotes.lab.runner as runner
+
+    def machine(name: str):
+        return lambda config=None: {"cpu": name, "accelerator": "none"}
+
+    # First run, on machine A: interrupted after cells 0-6 of 12.
+    monkeypatch.setattr(runner, "_device", machine("A"))
+    monkeypatch.setenv("TOY_LAB_FAIL_ARM", "7")
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "paper", root=tmp_path, progress=False)
+    first = read_result(
+        result_folder(tmp_path, NAME, "paper", 0), experiment=NAME, profile="paper"
+    )
+    assert first is not None and first.partial and "runs" not in first.meta
+    shutil.rmtree(first.path / "cells")  # as on another checkout: only the partial
+    # Second run, on machine B: two more cells, then interrupted again.
+    monkeypatch.setattr(runner, "_device", machine("B"))
+    monkeypatch.setenv("TOY_LAB_FAIL_ARM", "9")
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "paper", root=tmp_path, progress=False)
+    # Third run, on machine A again, finishes.
+    monkeypatch.setattr(runner, "_device", machine("A"))
+    monkeypatch.delenv("TOY_LAB_FAIL_ARM")
+    done = run(NAME, "paper", root=tmp_path, progress=False)
+    assert not done.partial and done.meta["device"]["cpu"] == "A"
+    runs = done.meta["runs"]
+    assert [r["device"]["cpu"] for r in runs] == ["A", "B", "A"]
+    assert [len(r["cells_done"]) for r in runs] == [7, 2, 3]
+    every = [h for r in runs for h in r["cells_done"]]
+    assert len(every) == len(set(every)) == 12
+    assert all(r["code_version"] and r["started"] <= r["date"] for r in runs)
+    # A result computed in one run names its machine once, with no run list.
+    single = run(NAME, "quick", root=tmp_path, progress=False)
+    assert "runs" not in single.meta and single.meta["device"]["cpu"] == "A"

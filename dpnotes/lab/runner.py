@@ -340,6 +340,12 @@ def run(
     resumes from. When every cell is done the table and ``meta.json`` are written
     atomically and the cell files are removed (unless ``keep_cells``).
 
+    A result finished over several runs (resumed from a partial one, perhaps on another
+    machine) says which run computed which cells: ``meta["runs"]`` lists, oldest
+    first, each run's machine (``device``), ``workers``, ``code_version``, start and
+    end dates and the hashes of the cells it computed (``cells_done``). A result
+    computed in one run has no ``runs``; its ``device`` is that run's.
+
     A finished result is never lost: a partial result never replaces a complete one,
     nor a partial one that holds more cells (the finished cells then stay in
     ``cells/`` to resume from); results of different root seeds live in different
@@ -475,6 +481,7 @@ def _run_locked(
     parts = [pd.read_csv(f) for f in files]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     finished_at = dt.datetime.now(dt.timezone.utc)
+    meta.update(_runs(meta, hashes, started_at, finished_at))
     meta.update(
         {
             "cells": len(cells),
@@ -708,20 +715,74 @@ def _write_partial(
         return
     parts = [pd.read_csv(f) for _, f in done]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    now = dt.datetime.now(dt.timezone.utc)
     write_result(
         folder,
         table,
         {
             **meta,
+            **_runs(meta, [h for h, _ in done], started_at, now),
             "cells": len(hashes),
             "partial": True,
             "cells_done": [h for h, _ in done],
             "cell_rows": [len(p) for p in parts],
             "wall_time_s": round(time.perf_counter() - started, 3),
             "started": started_at.isoformat(timespec="seconds"),
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "date": now.isoformat(timespec="seconds"),
         },
     )
+
+
+def _earlier_runs(stored: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The runs that computed a stored partial result's cells, oldest first."""
+    if stored.get("runs"):
+        return [dict(r) for r in stored["runs"]]
+    return [
+        {
+            "device": stored.get("device"),
+            "workers": stored.get("workers"),
+            "code_version": stored.get("code_version"),
+            "started": stored.get("started"),
+            "date": stored.get("date"),
+            "cells_done": list(stored.get("cells_done", [])),
+        }
+    ]
+
+
+def _runs(
+    meta: Mapping[str, Any],
+    done: Sequence[str],
+    started_at: dt.datetime,
+    now: dt.datetime,
+) -> dict[str, Any]:
+    """``{"runs": ...}`` for a result resumed from earlier runs, else ``{}``.
+
+    The earlier runs (restored with their partial result) keep the cells they
+    computed that are still among the finished ones; this run gets the rest.
+    """
+    earlier = meta.get("runs")
+    if not earlier:
+        return {}
+    finished = set(done)
+    runs, seen = [], set()
+    for r in earlier:
+        cells = [h for h in r.get("cells_done", []) if h in finished]
+        seen.update(cells)
+        if cells:
+            runs.append({**r, "cells_done": cells})
+    mine = [h for h in done if h not in seen]
+    if mine:
+        runs.append(
+            {
+                "device": meta.get("device"),
+                "workers": meta.get("workers"),
+                "code_version": meta.get("code_version"),
+                "started": started_at.isoformat(timespec="seconds"),
+                "date": now.isoformat(timespec="seconds"),
+                "cells_done": mine,
+            }
+        )
+    return {"runs": runs}
 
 
 def _restore_partial(
@@ -737,7 +798,9 @@ def _restore_partial(
     Only a trusted partial result (checksum verified) whose config hash and root seed
     match is used; its rows are split by the stored per-cell row counts. Its
     ``restamped`` history, if any, is copied into ``meta``: those cells were computed
-    before a re-stamp of the config hash, and the new result says so.
+    before a re-stamp of the config hash, and the new result says so. So are the runs
+    that computed its cells (``meta["runs"]``, see :func:`run`); cells found in
+    ``cells/`` that no earlier run lists count as this run's.
     """
     stored = read_result(folder, experiment=name, profile=profile)
     if stored is None or not stored.partial:
@@ -752,6 +815,7 @@ def _restore_partial(
         return
     if stored.meta.get("restamped"):
         meta["restamped"] = list(stored.meta["restamped"])
+    meta["runs"] = _earlier_runs(stored.meta)
     where = dict(zip(hashes, files, strict=True))
     start = 0
     for h, k in zip(done, counts, strict=True):
