@@ -170,13 +170,30 @@ class StoredResult:
         """Return one plain-text sentence for a figure caption: what produced the data.
 
         It names the experiment, the profile, the data and the seed, and gives the
-        command that regenerates the stored result.
+        command that regenerates the stored result. A result whose cells were computed
+        on different machines (``meta["runs"]``) names each and its number of cells.
         """
         data = ", ".join(self.datasets)
         profile = self.profile
         if self.partial:
             done = len(self.meta.get("cells_done", []))
             profile += f" (partial: {done} of {self.meta.get('cells')} cells computed)"
+        machines: dict[str, int] = {}
+        for r in self.meta.get("runs") or []:
+            device = r.get("device") or {}
+            accelerator = device.get("accelerator")
+            name = (
+                accelerator
+                if accelerator not in (None, "none")
+                else device.get("cpu") or "unknown"
+            )
+            machines[name] = machines.get(name, 0) + len(r.get("cells_done", []))
+        where = (
+            "; cells computed on "
+            + ", ".join(f"{name}: {n}" for name, n in machines.items())
+            if len(machines) > 1
+            else ""
+        )
         seed = self.meta.get("seed")
         again = f" --seed {seed}" if seed not in (0, None) else ""
         # A derived profile ("paper@state=NY") is its base and the command's --set.
@@ -185,7 +202,7 @@ class StoredResult:
             again += f" --set {item}"
         return (
             f"Experiment {self.experiment}, profile {profile}, data: {data}, "
-            f"seed {seed}; regenerate with: python -m dpnotes run "
+            f"seed {seed}{where}; regenerate with: python -m dpnotes run "
             f"{self.experiment} --profile {base}{again}."
         )
 
