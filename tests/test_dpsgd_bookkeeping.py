@@ -43,12 +43,13 @@ def mlp(seed: int = 0) -> nn.Module:
 
 
 def conv_zoo(seed: int = 0) -> nn.Module:
-    """Padding, stride, dilation, groups, a frozen bias and a sequence Linear."""
+    """Padding, stride, dilation, groups (of one and of two channels), a frozen bias
+    and a sequence Linear."""
     gen = torch.Generator().manual_seed(seed)
     model = nn.Sequential(
         nn.Conv2d(2, 4, 3, padding=1, groups=2),
         nn.ReLU(),
-        nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=2),
+        nn.Conv2d(4, 6, 3, stride=2, padding=1, dilation=2, groups=2),
         nn.Tanh(),
         nn.Conv2d(6, 8, 2),  # one output pixel: the ghost-norm rule
         nn.Flatten(2),
@@ -104,6 +105,27 @@ def test_bookkeeping_agrees_with_ghost_and_functorch(case: str) -> None:
     # The clipped sum is one: the bounds bind for some examples only.
     norms = out["ghost"][0]
     assert bool((norms > bounds).any()) or case == "mlp"
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 64])
+def test_conv_chunks_do_not_change_the_sums(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The patches are copied a chunk of examples at a time (6 = 6 x 1, 4 + 2, one
+    # short chunk), into buffers reused across chunks and batches: every chunking
+    # gives functorch's norms and sums, and a second, smaller batch reuses the
+    # larger one's buffers without reading stale rows.
+    monkeypatch.setattr(engine, "_CONV_CHUNK", chunk)
+    model = conv_zoo()
+    x, y = batch_of((6, 2, 5, 5), 3)
+    coef = torch.linspace(-1.0, 2.0, 6, dtype=torch.float64)
+    with PerSampleClipper(model, backend="bookkeeping") as clipper:
+        for rows in (slice(0, 6), slice(1, 4)):
+            batch = clipper.compute(x[rows], y[rows])
+            got = flat(batch.weighted_sum(coef[rows], set_grad=False))
+            want = run_backend(model, x[rows], y[rows], "functorch", coef[rows], 1.0)
+            torch.testing.assert_close(batch.norms, want[0], rtol=1e-10, atol=1e-13)
+            torch.testing.assert_close(got, want[2], rtol=1e-10, atol=1e-13)
 
 
 def test_hybrid_rule_picks_per_layer() -> None:
