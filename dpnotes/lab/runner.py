@@ -733,19 +733,31 @@ def _write_partial(
     )
 
 
+def _run_entry(
+    meta: Mapping[str, Any], started: Any, date: Any, cells: Sequence[str]
+) -> dict[str, Any]:
+    """One entry of ``meta["runs"]``: where and when a run computed ``cells``."""
+    return {
+        "device": meta.get("device"),
+        "workers": meta.get("workers"),
+        "code_version": meta.get("code_version"),
+        "started": started,
+        "date": date,
+        "cells_done": list(cells),
+    }
+
+
 def _earlier_runs(stored: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The runs that computed a stored partial result's cells, oldest first."""
     if stored.get("runs"):
         return [dict(r) for r in stored["runs"]]
     return [
-        {
-            "device": stored.get("device"),
-            "workers": stored.get("workers"),
-            "code_version": stored.get("code_version"),
-            "started": stored.get("started"),
-            "date": stored.get("date"),
-            "cells_done": list(stored.get("cells_done", [])),
-        }
+        _run_entry(
+            stored,
+            stored.get("started"),
+            stored.get("date"),
+            stored.get("cells_done", []),
+        )
     ]
 
 
@@ -757,32 +769,25 @@ def _runs(
 ) -> dict[str, Any]:
     """``{"runs": ...}`` for a result resumed from earlier runs, else ``{}``.
 
-    The earlier runs (restored with their partial result) keep the cells they
-    computed that are still among the finished ones; this run gets the rest.
+    The earlier runs (restored with their partial result) keep their cells; this run
+    gets the finished cells none of them lists.
     """
     earlier = meta.get("runs")
     if not earlier:
         return {}
-    finished = set(done)
-    runs, seen = [], set()
-    for r in earlier:
-        cells = [h for h in r.get("cells_done", []) if h in finished]
-        seen.update(cells)
-        if cells:
-            runs.append({**r, "cells_done": cells})
-    mine = [h for h in done if h not in seen]
-    if mine:
-        runs.append(
-            {
-                "device": meta.get("device"),
-                "workers": meta.get("workers"),
-                "code_version": meta.get("code_version"),
-                "started": started_at.isoformat(timespec="seconds"),
-                "date": now.isoformat(timespec="seconds"),
-                "cells_done": mine,
-            }
-        )
-    return {"runs": runs}
+    listed = {h for r in earlier for h in r.get("cells_done", [])}
+    mine = [h for h in done if h not in listed]
+    if not mine:
+        return {"runs": list(earlier)}
+    stamp = {"timespec": "seconds"}
+    return {
+        "runs": [
+            *earlier,
+            _run_entry(
+                meta, started_at.isoformat(**stamp), now.isoformat(**stamp), mine
+            ),
+        ]
+    }
 
 
 def _restore_partial(
