@@ -229,6 +229,8 @@ def test_a_result_finished_over_several_runs_says_which_machine_computed_which_c
     assert len(every) == len(set(every)) == 12
     assert all(r["code_version"] and r["started"] <= r["date"] for r in runs)
     assert "seed 0; cells computed on A: 10, B: 2; regenerate" in done.caption()
+    assert done.cells_by_machine() == {"A": 10, "B": 2}
     # A result computed in one run names its machine once, with no run list.
     single = run(NAME, "quick", root=tmp_path, progress=False)
     assert "runs" not in single.meta and single.meta["device"]["cpu"] == "A"
+    assert single.cells_by_machine() == {"A": single.meta["cells"]}

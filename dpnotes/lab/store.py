@@ -136,6 +136,15 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _machine(device: Mapping[str, Any] | None) -> str:
+    """A machine's name in a caption: its accelerator, else its CPU."""
+    device = device or {}
+    accelerator = device.get("accelerator")
+    if accelerator not in (None, "none"):
+        return str(accelerator)
+    return str(device.get("cpu") or "unknown")
+
+
 @dataclass(frozen=True)
 class StoredResult:
     """A trusted stored result: its table, provenance and where it lives."""
@@ -166,6 +175,33 @@ class StoredResult:
         """Whether this is an unfinished run's checkpoint rather than the whole grid."""
         return bool(self.meta.get("partial", False))
 
+    def cells_by_machine(self) -> dict[str, int]:
+        """Return how many of the stored cells each machine computed, in run order.
+
+        A machine is named by its accelerator, or by its CPU where it had none. A
+        result computed in one run (no ``meta["runs"]``) has one machine, its
+        ``device``, with every stored cell (all of the grid's for a whole result).
+
+        Examples:
+            >>> gpu = {"accelerator": "NVIDIA H200", "cpu": "Xeon"}
+            >>> cpu = {"accelerator": "none", "cpu": "AMD EPYC"}
+            >>> runs = [{"device": gpu, "cells_done": ["a", "b"]},
+            ...         {"device": cpu, "cells_done": ["c"]}]
+            >>> meta = {"runs": runs}
+            >>> StoredResult("e", "p", pd.DataFrame(), meta, Path()).cells_by_machine()
+            {'NVIDIA H200': 2, 'AMD EPYC': 1}
+        """
+        runs = self.meta.get("runs")
+        if not runs:  # one run: every stored cell (a whole result lists none)
+            done = self.meta.get("cells_done")
+            n = len(done) if done is not None else int(self.meta.get("cells", 0))
+            return {_machine(self.meta.get("device")): n}
+        machines: dict[str, int] = {}
+        for r in runs:
+            name = _machine(r.get("device"))
+            machines[name] = machines.get(name, 0) + len(r.get("cells_done", []))
+        return machines
+
     def caption(self) -> str:
         """Return one plain-text sentence for a figure caption: what produced the data.
 
@@ -178,16 +214,7 @@ class StoredResult:
         if self.partial:
             done = len(self.meta.get("cells_done", []))
             profile += f" (partial: {done} of {self.meta.get('cells')} cells computed)"
-        machines: dict[str, int] = {}
-        for r in self.meta.get("runs") or []:
-            device = r.get("device") or {}
-            accelerator = device.get("accelerator")
-            name = (
-                accelerator
-                if accelerator not in (None, "none")
-                else device.get("cpu") or "unknown"
-            )
-            machines[name] = machines.get(name, 0) + len(r.get("cells_done", []))
+        machines = self.cells_by_machine()
         where = (
             "; cells computed on "
             + ", ".join(f"{name}: {n}" for name, n in machines.items())
