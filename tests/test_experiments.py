@@ -14,6 +14,7 @@ import pytest
 import dpnotes.lab.store as store_mod
 from dpnotes.lab import (
     Profile,
+    checkpoint,
     config_hash,
     get_experiment,
     list_experiments,
@@ -629,6 +630,81 @@ def test_checkpoint_stores_finished_cells_without_computing(
     assert "is complete" in capsys.readouterr().out
     again = load_stored("toy_for_tests", "smoke", root=tmp_path, seed=5)
     assert again is not None and again.meta["date"] == done.meta["date"]
+
+
+def test_checkpoint_credits_the_cells_to_the_run_computing_them(tmp_path, monkeypatch):
+    # A run in another process (here: one that failed, leaving its cells and its
+    # record) computed the cells; checkpoint says so, with that run's machine and start.
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError):
+        run("toy_for_tests", "smoke", seed=8, root=tmp_path, progress=False)
+    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-8"
+    (folder / store_mod.META).unlink()
+    (folder / store_mod.TABLE).unlink()
+    (record_path,) = folder.glob("cells/*/run.json")
+    record = json.loads(record_path.read_text())
+    assert record["workers"] == "1 local process(es)"
+    record.update(device="the run's machine", started="2026-01-02T03:04:05+00:00")
+    record_path.write_text(json.dumps(record))
+    partial = checkpoint("toy_for_tests", "smoke", seed=8, root=tmp_path)
+    assert partial.partial and len(partial.table) == 10
+    assert partial.meta["device"] == "the run's machine"
+    assert partial.meta["workers"] == "1 local process(es)"
+    assert partial.meta["started"] == "2026-01-02T03:04:05+00:00"
+    assert partial.meta["wall_time_s"] > 3600, "wall time from the run's own start"
+    # Without a readable record the cells are the checkpoint's own, started now.
+    (folder / store_mod.META).unlink()
+    record_path.write_text("{not json")
+    partial = checkpoint("toy_for_tests", "smoke", seed=8, root=tmp_path)
+    assert partial.meta["device"] != "the run's machine"
+    assert partial.meta["started"] > "2026-01-02T03:04:05+00:00"
+    assert partial.meta["wall_time_s"] < 60
+
+
+def test_cells_slower_than_the_interval_each_get_a_partial(tmp_path, monkeypatch):
+    # Two long cells finish a second apart: the second must not wait in cells/ for a
+    # third finish before it is in the partial result.
+    import types
+
+    from dpnotes.lab import runner
+
+    clock = [0.0]
+    monkeypatch.setattr(
+        runner, "time", types.SimpleNamespace(perf_counter=lambda: clock[0])
+    )
+    seen = []
+
+    def two_slow_then_fail(name, profile, seed, cells, todo, store, *args):
+        for i, at in zip(todo[:2], (1000.0, 1001.0), strict=True):
+            clock[0] = at
+            store(i, runner.run_cell(name, profile, seed, cells[i]))
+            stored = load_stored(
+                "toy_for_tests", "smoke", root=tmp_path, seed=9, allow_partial=True
+            )
+            seen.append(0 if stored is None else len(stored.meta["cells_done"]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_compute", two_slow_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        run("toy_for_tests", "smoke", seed=9, root=tmp_path, progress=False)
+    assert seen == [1, 2]
+    # Quick cells are written at most once per interval.
+    clock[0], seen[:] = 0.0, []
+
+    def two_quick_then_fail(name, profile, seed, cells, todo, store, *args):
+        for i in todo[:2]:
+            clock[0] += 1.0
+            store(i, runner.run_cell(name, profile, seed, cells[i]))
+            stored = load_stored(
+                "toy_for_tests", "smoke", root=tmp_path / "q", allow_partial=True
+            )
+            seen.append(0 if stored is None else len(stored.meta["cells_done"]))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "_compute", two_quick_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        run("toy_for_tests", "smoke", root=tmp_path / "q", progress=False)
+    assert seen == [0, 0]
 
 
 def test_run_cache_computes_once_per_key(tmp_path):

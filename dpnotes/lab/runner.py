@@ -13,6 +13,7 @@ import concurrent.futures
 import contextlib
 import datetime as dt
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
@@ -333,8 +334,9 @@ def run(
     """Run one experiment under one profile and store its table with provenance.
 
     Finished cells are stored under ``cells/`` as they complete; a rerun after an
-    interruption skips them. At most every ``checkpoint_s`` seconds the finished cells
-    are also written as a *partial* result (``meta["partial"]`` true, with the
+    interruption skips them. At most every ``checkpoint_s`` seconds (after every cell
+    when cells take longer than that on average) the finished cells are also written
+    as a *partial* result (``meta["partial"]`` true, with the
     hashes of the finished cells), which notebooks may show with
     ``allow_partial=True`` and which a rerun of the same code on another checkout
     resumes from. When every cell is done the table and ``meta.json`` are written
@@ -449,6 +451,9 @@ def _run_locked(
         disable=not progress,
     )
     last_checkpoint = [time.perf_counter()]
+    stored_here = [0]
+    if todo:
+        _write_run_record(files[0].parent, meta, started_at)
 
     def partial() -> None:
         _write_partial(folder, meta, hashes, files, started, started_at)
@@ -456,7 +461,13 @@ def _run_locked(
     def store(i: int, rows: pd.DataFrame) -> None:
         atomic_write_bytes(files[i], table_to_bytes(rows))
         bar.update(1)
-        if time.perf_counter() - last_checkpoint[0] >= checkpoint_s:
+        stored_here[0] += 1
+        now = time.perf_counter()
+        # Cells that take longer than the interval on average (hours-long trainings,
+        # several finishing within a minute of each other) each get a partial result:
+        # its cost is then small beside theirs, and none waits for the next finish.
+        slow = (now - started) / stored_here[0] >= checkpoint_s
+        if slow or now - last_checkpoint[0] >= checkpoint_s:
             partial()
             last_checkpoint[0] = time.perf_counter()
 
@@ -666,7 +677,9 @@ def checkpoint(
 
     A long run writes partial results on its own (see :func:`run`); this writes one
     from the cell files on disk at any moment, for instance to commit what a run in
-    another process has finished so far. Nothing is computed.
+    another process has finished so far. Nothing is computed. The cells are credited
+    to the run computing them (its machine, workers, code and start, from the record
+    it keeps beside its cell files), or, without such a record, to this call.
 
     Returns:
         The partial result; the complete result if the run has finished (it is not
@@ -682,15 +695,53 @@ def checkpoint(
     _restore_partial(folder, name, profile, meta, hashes, files)
     if not any(f.is_file() for f in files):
         return None
+    # The cells found were computed by the run that wrote the record (on its machine,
+    # with its workers and code, from its start), not by this command.
+    record = _read_run_record(files[0].parent)
+    started_at = dt.datetime.now(dt.timezone.utc)
+    if record is not None:
+        meta.update({k: record[k] for k in RUN_RECORD_KEYS if k != "started"})
+        started_at = dt.datetime.fromisoformat(record["started"])
+    elapsed = (dt.datetime.now(dt.timezone.utc) - started_at).total_seconds()
     _write_partial(
-        folder,
-        meta,
-        hashes,
-        files,
-        time.perf_counter(),
-        dt.datetime.now(dt.timezone.utc),
+        folder, meta, hashes, files, time.perf_counter() - elapsed, started_at
     )
     return load_stored(name, profile, root=root, seed=seed, allow_partial=True)
+
+
+RUN_RECORD = "run.json"
+RUN_RECORD_KEYS = ("device", "workers", "code_version", "started")
+
+
+def _write_run_record(
+    cells_dir: Path, meta: Mapping[str, Any], started_at: dt.datetime
+) -> None:
+    """Record, beside its cell files, where and when a run that computes cells began.
+
+    :func:`checkpoint`, called from another process while the run goes on, credits the
+    cells it finds to this run rather than to itself.
+    """
+    record = {
+        "device": meta.get("device"),
+        "workers": meta.get("workers"),
+        "code_version": meta.get("code_version"),
+        "started": started_at.isoformat(timespec="seconds"),
+    }
+    atomic_write_bytes(
+        cells_dir / RUN_RECORD, (json.dumps(record, indent=1) + "\n").encode()
+    )
+
+
+def _read_run_record(cells_dir: Path) -> dict[str, Any] | None:
+    """The record of the run computing into ``cells_dir``; ``None`` if none or bad."""
+    try:
+        record = json.loads((cells_dir / RUN_RECORD).read_text())
+        dt.datetime.fromisoformat(record["started"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(record, dict) or not set(RUN_RECORD_KEYS) <= set(record):
+        return None
+    return record
 
 
 def _write_partial(
