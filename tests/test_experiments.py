@@ -661,6 +661,31 @@ def test_checkpoint_credits_the_cells_to_the_run_computing_them(tmp_path, monkey
     assert partial.meta["wall_time_s"] < 60
 
 
+def test_a_checkpoint_of_the_same_run_extends_its_entry():
+    import datetime as dt
+
+    from dpnotes.lab.runner import _runs
+
+    def entry(started, cells):
+        return {"device": "m", "workers": "2", "code_version": "v", "started": started,
+                "date": started, "cells_done": cells}  # fmt: skip
+
+    start = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    now = start + dt.timedelta(hours=1)
+    earlier = [
+        entry("2026-01-01T00:00:00+00:00", ["a"]),
+        entry(start.isoformat(), ["b"]),
+    ]
+    meta = {"device": "m", "workers": "2", "code_version": "v", "runs": earlier}
+    runs = _runs(meta, ["a", "b", "c"], start, now)["runs"]
+    assert [r["cells_done"] for r in runs] == [["a"], ["b", "c"]]
+    assert runs[-1]["date"] == now.isoformat(timespec="seconds")
+    # Another start is another run.
+    later = start + dt.timedelta(minutes=1)
+    runs = _runs(meta, ["a", "b", "c"], later, now)["runs"]
+    assert [r["cells_done"] for r in runs] == [["a"], ["b"], ["c"]]
+
+
 def test_cells_slower_than_the_interval_each_get_a_partial(tmp_path, monkeypatch):
     # Two long cells finish a second apart: the second must not wait in cells/ for a
     # third finish before it is in the partial result.

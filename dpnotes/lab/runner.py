@@ -831,14 +831,17 @@ def _runs(
     if not mine:
         return {"runs": list(earlier)}
     stamp = {"timespec": "seconds"}
-    return {
-        "runs": [
-            *earlier,
-            _run_entry(
-                meta, started_at.isoformat(**stamp), now.isoformat(**stamp), mine
-            ),
-        ]
-    }
+    entry = _run_entry(
+        meta, started_at.isoformat(**stamp), now.isoformat(**stamp), mine
+    )
+    last = earlier[-1]
+    same = ("device", "workers", "code_version", "started")
+    if all(last.get(k) == entry[k] for k in same):
+        # A checkpoint of this very run (written by itself or by ``checkpoint``):
+        # one run, one entry, with every cell it has finished.
+        entry["cells_done"] = [*last.get("cells_done", []), *mine]
+        return {"runs": [*earlier[:-1], entry]}
+    return {"runs": [*earlier, entry]}
 
 
 def _restore_partial(
