@@ -598,21 +598,28 @@ def test_cells_resumed_from_a_restamped_partial_keep_its_history(tmp_path, monke
     pd.testing.assert_frame_equal(done.table, fresh.table)
 
 
+def _failed_run_without_partial(tmp_path, monkeypatch, seed):
+    """A toy run that fails at cell "c", its partial result then dropped.
+
+    What stays is what another process's unfinished run leaves: its cell files and its
+    run record. Returns the result's folder.
+    """
+    monkeypatch.setenv("TOY_FAIL_ON", "c")
+    with pytest.raises(RuntimeError):
+        run("toy_for_tests", "smoke", seed=seed, root=tmp_path, progress=False)
+    folder = tmp_path / "toy_for_tests" / "smoke" / f"seed-{seed}"
+    (folder / store_mod.META).unlink()
+    (folder / store_mod.TABLE).unlink()
+    return folder
+
+
 def test_checkpoint_stores_finished_cells_without_computing(
     tmp_path, monkeypatch, capsys
 ):
-    store = store_mod
-
     args = ["--results", str(tmp_path), "checkpoint", "toy_for_tests", "--profile"]
     assert main([*args, "smoke", "--seed", "5"]) == 0
     assert "nothing stored" in capsys.readouterr().out
-    monkeypatch.setenv("TOY_FAIL_ON", "c")
-    with pytest.raises(RuntimeError):
-        run("toy_for_tests", "smoke", seed=5, root=tmp_path, progress=False)
-    # Drop the partial result; the cell files of the unfinished run remain.
-    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-5"
-    (folder / store.META).unlink()
-    (folder / store.TABLE).unlink()
+    _failed_run_without_partial(tmp_path, monkeypatch, seed=5)
     CALLS.clear()
     assert main([*args, "smoke", "--seed", "5"]) == 0
     assert "partial: 2 of 3 cells computed" in capsys.readouterr().out
@@ -635,12 +642,7 @@ def test_checkpoint_stores_finished_cells_without_computing(
 def test_checkpoint_credits_the_cells_to_the_run_computing_them(tmp_path, monkeypatch):
     # A run in another process (here: one that failed, leaving its cells and its
     # record) computed the cells; checkpoint says so, with that run's machine and start.
-    monkeypatch.setenv("TOY_FAIL_ON", "c")
-    with pytest.raises(RuntimeError):
-        run("toy_for_tests", "smoke", seed=8, root=tmp_path, progress=False)
-    folder = tmp_path / "toy_for_tests" / "smoke" / "seed-8"
-    (folder / store_mod.META).unlink()
-    (folder / store_mod.TABLE).unlink()
+    folder = _failed_run_without_partial(tmp_path, monkeypatch, seed=8)
     (record_path,) = folder.glob("cells/*/run.json")
     record = json.loads(record_path.read_text())
     assert record["workers"] == "1 local process(es)"

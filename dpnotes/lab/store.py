@@ -39,6 +39,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -137,12 +138,24 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def _machine(device: Mapping[str, Any] | None) -> str:
-    """A machine's name in a caption: its accelerator, else its CPU."""
+    """A machine's name in a caption: its accelerator, else its CPU.
+
+    The vendor's marks and filler words go: ``"Intel(R) Xeon(R) Processor"`` is named
+    ``"Intel Xeon"``.
+
+    Examples:
+        >>> _machine({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"})
+        'Intel Xeon'
+        >>> _machine({"accelerator": "NVIDIA H200", "cpu": "AMD EPYC"})
+        'NVIDIA H200'
+    """
     device = device or {}
     accelerator = device.get("accelerator")
     if accelerator not in (None, "none"):
         return str(accelerator)
-    return str(device.get("cpu") or "unknown")
+    name = re.sub(r"\((R|TM|tm)\)", "", str(device.get("cpu") or "unknown"))
+    name = re.sub(r"\b(Processor|CPU)\b", "", name)
+    return " ".join(name.split()) or "unknown"
 
 
 @dataclass(frozen=True)
