@@ -4,8 +4,8 @@ DESIGN.md's rules, checked by reading the source (nothing is imported):
 
 * layers import downward only: the ground floor (validation, rng); then accounting,
   mechanisms, bounds, metrics, audit, data, report, plotting; then the science (mean,
-  synth, dpsgd, importance); then experiments; then lab. The one exception: an
-  experiment module registers itself with ``dpnotes.lab.registry``;
+  synth, dpsgd, importance); then experiments and findings; then lab. The one
+  exception: an experiment module registers itself with ``dpnotes.lab.registry``;
 * no module imports another module's private name (``_x``) or a private module;
 * science modules never import ``dpnotes.experiments`` or ``dpnotes.lab``;
 * no public function is longer than about 100 lines of code (docstring aside);
@@ -46,6 +46,7 @@ _LAYERS = {
     "dpsgd": 2,
     "importance": 2,
     "experiments": 3,
+    "findings": 3,
     "lab": 4,
     "__main__": 5,
 }
