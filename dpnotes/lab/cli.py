@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from dpnotes.data import DataNotFoundError
 from dpnotes.lab.attribute import attribute
 from dpnotes.lab.registry import (
     PROFILES,
@@ -32,6 +33,11 @@ from dpnotes.lab.store import (
 def _status(exp: Experiment, profile: str, seed: int, root: str | None) -> list[str]:
     """Return ``[profile, seed, cells, status]`` of one stored result folder."""
     folder = result_folder(root, exp.name, profile, seed)
+    if seed != 0 and exp.seeding != "root":
+        # Seed 0's numbers under another seed's name (stored before runs refused it).
+        how = "its grid fixes its seeds" if exp.seeding == "grid" else "not random"
+        why = f"not a seed of this experiment ({how}): delete {folder}"
+        return [profile, str(seed), "-", why]
     result, why = inspect_result(folder, experiment=exp.name, profile=profile)
     if result is None:
         return [profile, str(seed), "-", f"damaged: {why}" if why else "empty folder"]
@@ -160,12 +166,17 @@ def _cmd_checkpoint(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seed(args: argparse.Namespace) -> int:
+    """Return ``--seed`` if the experiment takes that root seed (else ValueError)."""
+    return get_experiment(args.name).check_seed(args.seed)
+
+
 def _cmd_restamp(args: argparse.Namespace) -> int:
     report = restamp(
         args.name,
         _profile(args),
         cells=args.cells,
-        seed=args.seed,
+        seed=_seed(args),
         sample_seed=args.sample_seed,
         cheapest=args.cheapest,
         root=args.results,
@@ -184,7 +195,7 @@ def _cmd_attribute(args: argparse.Namespace) -> int:
         args.name,
         profile,
         commit=args.commit,
-        seed=args.seed,
+        seed=_seed(args),
         root=args.results,
         accelerator=args.accelerator,
         write=not args.check,
@@ -227,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ValueError, RunLocked) as err:
+    except (ValueError, RunLocked, DataNotFoundError) as err:
+        # A missing data file offline: the loaders' message says which and where.
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
@@ -279,7 +291,13 @@ def _add_run(sub) -> None:
     p_run.add_argument("name", help="experiment name (see `list`)")
     p_run.add_argument("--profile", choices=PROFILES, default="quick")
     _add_set(p_run)
-    p_run.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p_run.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="root seed (default 0); refused by experiments whose cells fix their "
+        "own seeds (select those with --only seed=S) or draw no random numbers",
+    )
     p_run.add_argument(
         "--jobs",
         type=int,

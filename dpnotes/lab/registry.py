@@ -11,6 +11,15 @@ None) and ``progress`` whether the cell may draw progress bars of its own. The r
 (:func:`dpnotes.lab.run`) spawns the streams from one root seed, stores each finished
 cell so that an interrupted run resumes where it stopped, and writes the final table
 with its provenance.
+
+Not every experiment's numbers come from that stream. Each says how it is seeded
+(:data:`SEEDINGS`, the ``seeding`` of :func:`register`, or
+:func:`declare_seeding` for modules whose code must not change): from the root seed
+(``"root"``, the default), from its own grid (``"grid"``: a ``seed`` key in every cell
+fixes its streams, as the DPSGD-F experiments pair their methods within a seed), or
+not at all (``"none"``: descriptive tables). Only a ``"root"`` experiment takes a root
+seed other than 0; :meth:`Experiment.check_seed` refuses one for the others, whose
+result under it would be seed 0's numbers stored under another seed's name.
 """
 
 from __future__ import annotations
@@ -30,12 +39,14 @@ from dpnotes.lab.fingerprint import code_digests
 
 __all__ = [
     "PROFILES",
+    "SEEDINGS",
     "SET_ENV",
     "Cache",
     "Experiment",
     "Profile",
     "check_profile",
     "config_hash",
+    "declare_seeding",
     "derived_profile",
     "get_experiment",
     "list_experiments",
@@ -49,6 +60,12 @@ __all__ = [
 #: tests), ``quick`` (minutes on a 2-core CPU, what a book build runs when nothing is
 #: stored) and ``paper`` (the papers' full settings).
 PROFILES: tuple[str, ...] = ("smoke", "quick", "paper")
+
+#: How an experiment's numbers depend on the runner's root seed (``seeding``):
+#: ``"root"``, its cells draw from the stream the runner spawns for them from the root
+#: seed; ``"grid"``, its cells seed themselves from the ``seed`` key of their grid (the
+#: root seed never reaches them); ``"none"``, its cells draw no random numbers at all.
+SEEDINGS: tuple[str, ...] = ("root", "grid", "none")
 
 #: Environment variable of settings that every experiment having them takes from the
 #: command line's ``--set`` (e.g. ``state=NY``), so that a book build loads the derived
@@ -180,6 +197,9 @@ CellFunction = Callable[..., pd.DataFrame]
 
 _REGISTRY: dict[str, Experiment] = {}
 
+# Seedings declared apart from registration (declare_seeding), by experiment name.
+_DECLARED_SEEDING: dict[str, str] = {}
+
 # Modules that define experiments; importing them fills the registry.
 _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.dp_basics",
@@ -294,6 +314,10 @@ class Experiment:
         figure: The figure or table of a paper it reproduces, if any (for the caption).
         module: The module that defines it; the config hash covers this module and
             every ``dpnotes`` module it imports, transitively.
+        seeding: How its numbers depend on the root seed, one of :data:`SEEDINGS`;
+            only a ``"root"`` experiment runs under a root seed other than 0
+            (:meth:`check_seed`). Outside the config hash: it describes the code,
+            it does not change what the code computes.
     """
 
     name: str
@@ -305,6 +329,38 @@ class Experiment:
     version: int = 1
     figure: str = ""
     module: str = ""
+    seeding: str = "root"
+
+    def check_seed(self, seed: int) -> int:
+        """Return ``seed`` if this experiment's numbers depend on it, else refuse it.
+
+        Root seed 0 is every experiment's default and always accepted. Another root
+        seed is accepted only where it reaches the cells' numbers
+        (``seeding == "root"``): elsewhere every root seed gives seed 0's numbers,
+        and storing them under another seed's name would pass them off as an
+        independent run.
+
+        Raises:
+            ValueError: For a root seed other than 0 of an experiment whose cells fix
+                their own seeds or draw no random numbers; the message says what to
+                do instead.
+        """
+        if seed == 0 or self.seeding == "root":
+            return seed
+        if self.seeding == "grid":
+            raise ValueError(
+                f"{self.name} fixes its seeds in its grid (the 'seed' key of its "
+                "cells), so the root seed never reaches its numbers and root seed "
+                f"{seed} would store the numbers of seed 0 under the name of seed "
+                f"{seed}; select seeds with --only seed={seed} instead of --seed "
+                f"(only={{'seed': [{seed}]}} from Python), with a profile whose grid "
+                "lists that seed."
+            )
+        raise ValueError(
+            f"{self.name} draws no random numbers: every root seed gives the numbers "
+            f"of seed 0, and root seed {seed} would store them under another seed's "
+            "name; run it without --seed (root seed 0)."
+        )
 
     def config(self, profile: str) -> Profile:
         """Return the settings of one profile.
@@ -406,15 +462,26 @@ def register(
     datasets: Callable[[Any], Sequence[str]] | None = None,
     version: int = 1,
     figure: str = "",
+    seeding: str | None = None,
 ) -> Callable[[CellFunction], CellFunction]:
     """Register the decorated ``run_cell`` function as an experiment.
 
-    The arguments are the fields of :class:`Experiment`.
+    The arguments are the fields of :class:`Experiment`. ``seeding`` (one of
+    :data:`SEEDINGS`) defaults to the one :func:`declare_seeding` declared for
+    ``name``, else ``"root"``.
 
     Raises:
-        ValueError: If the name is taken or a profile is missing.
+        ValueError: If the name is taken, a profile is missing, ``seeding`` is not
+            one of :data:`SEEDINGS` or contradicts a declared one.
         TypeError: If a profile is not a :class:`Profile` instance.
     """
+    declared = _DECLARED_SEEDING.get(name)
+    if seeding is not None and declared is not None and seeding != declared:
+        raise ValueError(
+            f"experiment {name!r} is registered with seeding={seeding!r} but declared "
+            f"{declared!r} (declare_seeding); give one."
+        )
+    seeding = _check_seeding(name, seeding or declared or "root")
     missing = [p for p in PROFILES if p not in profiles]
     if missing:
         raise ValueError(
@@ -448,10 +515,51 @@ def register(
             version=version,
             figure=figure,
             module=fn.__module__,
+            seeding=seeding,
         )
         return fn
 
     return decorator
+
+
+def _check_seeding(name: str, seeding: str) -> str:
+    if seeding not in SEEDINGS:
+        raise ValueError(
+            f"experiment {name!r}: seeding must be one of {list(SEEDINGS)}, got "
+            f"{seeding!r}."
+        )
+    return seeding
+
+
+def declare_seeding(seeding: Mapping[str, str]) -> None:
+    """Declare how experiments are seeded, apart from their :func:`register` call.
+
+    For experiments whose module cannot say it itself without a code change (which
+    would make their stored results stale): ``dpnotes.experiments`` declares them in
+    its ``__init__``, which runs before any of its modules registers and is outside
+    every config hash. An experiment already registered is updated.
+
+    Args:
+        seeding: ``{experiment name: one of SEEDINGS}``.
+
+    Raises:
+        ValueError: If a value is not one of :data:`SEEDINGS`, or contradicts a
+            seeding declared before or one other than ``"root"`` registered.
+    """
+    for name, value in seeding.items():
+        _check_seeding(name, value)
+        known = _DECLARED_SEEDING.get(name)
+        if known is None and name in _REGISTRY and _REGISTRY[name].seeding != "root":
+            known = _REGISTRY[name].seeding
+        if known is not None and known != value:
+            raise ValueError(
+                f"experiment {name!r} is {known!r} already; cannot declare it "
+                f"{value!r}."
+            )
+    for name, value in seeding.items():
+        _DECLARED_SEEDING[name] = value
+        if name in _REGISTRY:
+            _REGISTRY[name] = dataclasses.replace(_REGISTRY[name], seeding=value)
 
 
 def _load_all() -> None:

@@ -148,13 +148,45 @@ def _device(config: Any = None) -> dict[str, Any]:
 
 
 def _datasets(experiment: Experiment, profile: str) -> list[dict[str, Any]]:
+    """Return the name and sha256 of each data file the profile reads.
+
+    A missing file is fetched first, as the experiment's loaders would fetch it
+    (:func:`dpnotes.data.ensure_file`: downloaded and verified against its sha256,
+    or, offline, a :class:`~dpnotes.data.DataNotFoundError` naming the file and where
+    to get it), so that a run on a fresh machine gets its data before any cell runs.
+
+    Raises:
+        dpnotes.data.DataNotFoundError: If a file is missing and cannot be fetched
+            (offline, or the download failed), or is not a known file.
+        dpnotes.data.DataIntegrityError: If a known file's sha256 is wrong.
+    """
     names = list(experiment.datasets(experiment.config(profile)))
     if not names:
         return []
-    from dpnotes.data import data_root, file_sha256
+    from dpnotes.data import (
+        KNOWN_FILES,
+        DataNotFoundError,
+        data_root,
+        ensure_file,
+        file_sha256,
+    )
 
     root = data_root()
-    return [{"name": n, "sha256": file_sha256(root / n)} for n in names]
+    found = []
+    for name in names:
+        if name in KNOWN_FILES:
+            path = ensure_file(KNOWN_FILES[name], root)
+        elif (root / name).is_file():
+            path = root / name
+        else:
+            raise DataNotFoundError(
+                f"{experiment.name} [{profile}] reads the data file {name!r}, which "
+                f"is not at {root / name} and is not one dpnotes knows how to fetch "
+                "(dpnotes.data.KNOWN_FILES); save it there, or set DPNOTES_DATA_DIR "
+                "to the folder that holds it."
+            )
+        found.append({"name": name, "sha256": file_sha256(path)})
+    return found
 
 
 def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any]:
@@ -267,14 +299,20 @@ def run_cell(
     Args:
         name: A registered experiment.
         profile: ``smoke``, ``quick`` or ``paper``.
-        seed: The run's root seed.
+        seed: The run's root seed; other than 0 only for an experiment whose cells
+            draw from their stream (``seeding == "root"``).
         cell: One cell of the profile's grid.
         cache: Folder of the run cache handed to the cell, or None for no cache.
         progress: Let the cell draw progress bars of its own.
         worker: Whether this is a worker process (turns on JAX's compilation cache);
             default: true in the runner's local workers and on Dask workers.
+
+    Raises:
+        ValueError: For a root seed the experiment refuses
+            (:meth:`~dpnotes.lab.registry.Experiment.check_seed`), before any work.
     """
     experiment = get_experiment(name)
+    seed = _check_seed(seed, experiment)
     if worker is None:
         worker = _IN_WORKER or _on_dask_worker()
     if worker and cache is not None:
@@ -311,10 +349,16 @@ def _check_jobs(jobs: Any) -> int:
     return int(jobs)
 
 
-def _check_seed(seed: Any) -> int:
+def _check_seed(seed: Any, experiment: Experiment | None = None) -> int:
+    """Return ``seed`` as an int; with ``experiment``, one its numbers depend on.
+
+    Raises:
+        ValueError: If ``seed`` is not a non-negative integer, or is a root seed
+            that ``experiment`` refuses (its ``check_seed``).
+    """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
-    return int(seed)
+    return int(seed) if experiment is None else experiment.check_seed(int(seed))
 
 
 def run(
@@ -358,7 +402,13 @@ def run(
     Args:
         name: A registered experiment (``python -m dpnotes list``).
         profile: ``smoke``, ``quick`` or ``paper``.
-        seed: Root seed; every cell gets its own stream spawned from it.
+        seed: Root seed. Every cell gets its own stream spawned from it and from the
+            cell's content; it is what the cells of an experiment with
+            ``seeding == "root"`` (:data:`~dpnotes.lab.registry.SEEDINGS`) draw
+            from. The others refuse any seed but 0: the DPSGD-F experiments fix
+            their seeds in their grids (a ``seed`` key; select seeds with
+            ``only={"seed": [...]}``) and descriptive ones draw nothing, so under
+            another root seed they would store seed 0's numbers under its name.
         root: Results store (default: :func:`results_root`).
         progress: Show a tqdm progress bar over the cells, and let cells show their
             own (e.g. over training steps); ``False`` hides them all.
@@ -381,14 +431,19 @@ def run(
         The stored result.
 
     Raises:
-        ValueError: For an unknown experiment or profile, a bad seed, ``jobs`` or
-            ``only``, or a scheduler that cannot be reached (nothing is changed).
+        ValueError: For an unknown experiment or profile, a bad seed (or one the
+            experiment refuses, see ``seed``), ``jobs`` or ``only``, or a scheduler
+            that cannot be reached (nothing is changed).
+        dpnotes.data.DataNotFoundError: If a data file the profile reads is missing
+            and cannot be downloaded (offline, ``DPNOTES_OFFLINE=1``), before any
+            cell runs.
         dpnotes.lab.store.RunLocked: If another run holds the result's lock.
     """
     _check_profile(profile)
     seed = _check_seed(seed)
     jobs = _check_jobs(jobs)
     experiment = get_experiment(name)
+    experiment.check_seed(seed)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     folder, meta, cells, hashes, files = _layout(experiment, profile, seed, root)
     # Where this run's cells ran, beside its wall time: the time means little alone.
@@ -686,7 +741,7 @@ def checkpoint(
         replaced); ``None`` when no cell of the current code and ``seed`` is done.
     """
     _check_profile(profile)
-    seed = _check_seed(seed)
+    seed = _check_seed(seed, get_experiment(name))
     complete = load_stored(name, profile, root=root, seed=seed)
     if complete is not None:
         return complete
@@ -907,9 +962,14 @@ def load_stored(
 
     A partial result (an unfinished run's checkpoint) counts only with
     ``allow_partial``. ``seed`` selects the root seed's result (default 0).
+
+    Raises:
+        ValueError: For an unknown experiment or profile, or a root seed the
+            experiment refuses (:func:`run`'s ``seed``).
     """
     _check_profile(profile)
     experiment = get_experiment(name)
+    _check_seed(seed, experiment)
     stored = _read_stored(experiment, profile, root, seed)
     if stored is None or stored.config_hash != config_hash(experiment, profile):
         return None
@@ -931,9 +991,13 @@ def stale_reason(
     result is current. Otherwise a short reason: the modules whose code changed
     (from the per-module digests that runs record in ``meta.json``), or that the
     settings or the experiment's version changed.
+
+    Raises:
+        ValueError: For a root seed the experiment refuses (:func:`run`'s ``seed``).
     """
     _check_profile(profile)
     experiment = get_experiment(name)
+    _check_seed(seed, experiment)
     stored = _read_stored(experiment, profile, root, seed)
     if stored is None or stored.config_hash == config_hash(experiment, profile):
         return None
@@ -999,7 +1063,14 @@ def load_or_run(
     the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it. Every profile
     takes the settings of ``$DPNOTES_SET`` that the experiment has
     (:func:`profile_with_env`).
+
+    Raises:
+        ValueError: For a root seed the experiment refuses (:func:`run`'s ``seed``),
+            before anything is loaded or computed.
+        dpnotes.data.DataNotFoundError: If it must compute and a data file is
+            missing and cannot be downloaded, before any cell runs.
     """
+    _check_seed(seed, get_experiment(name))
     prefer = [profile_with_env(name, p) for p in prefer]
     for profile in prefer:
         stored = load_stored(
