@@ -26,12 +26,10 @@ __all__ = [
     "VERDICTS",
     "Comparison",
     "PaperCheck",
-    "WinTally",
+    "as_sentence",
     "better_at",
-    "claim_table",
-    "claim_verdict",
-    "compare_strata",
     "comparison_over_seeds",
+    "count_of",
     "decimals_for",
     "e_to_the",
     "fmt",
@@ -44,13 +42,10 @@ __all__ = [
     "seeds_caption",
     "seeds_text",
     "spread_text",
-    "strata_wins_table",
-    "strata_wins_text",
     "verdict_columns",
     "verdict_counts",
     "verdict_counts_text",
     "verdict_table",
-    "win_tally",
 ]
 
 # ----------------------------------------------------------------------------- labels
@@ -356,8 +351,15 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
 
 # ------------------------------------------------------------------- paper against ours
 
-#: The three verdicts of a paper-vs-ours comparison.
-VERDICTS: tuple[str, ...] = ("reproduces", "differs", "not comparable")
+#: The verdict classes of a paper-vs-ours comparison (DESIGN.md, "Verdicts"), in the
+#: order tables count them.
+VERDICTS: tuple[str, ...] = (
+    "reproduces",
+    "differs",
+    "inconclusive",
+    "degenerate",
+    "not comparable",
+)
 
 
 def judge(
@@ -599,359 +601,6 @@ def verdict_columns(
             row[name] = r["ours (mean ± sd)"]
             row[f"{name}: verdict"] = r["verdict"]
     return pd.DataFrame(out)
-
-
-# ----------------------------------------------------- stratified against unstratified
-
-
-def compare_strata(
-    rows: pd.DataFrame,
-    strata: str,
-    *,
-    lower: bool = True,
-    target: float | None = None,
-) -> pd.DataFrame:
-    """Compare stratified with unstratified synthesis, per data set, synthesizer and ε.
-
-    Args:
-        rows: Tidy results with the columns dataset, synthesizer, epsilon, strata, seed
-            and value, already restricted to one metric, grouping and group; the rows of
-            ``strata == "vanilla"`` are the unstratified runs.
-        strata: The stratification compared with ``"vanilla"``.
-        lower: Whether a lower value is better (else higher); ignored with ``target``.
-        target: A real-data value: then the mean closer to it is better.
-
-    Returns:
-        A DataFrame indexed by (dataset, synthesizer, epsilon) with the columns
-        ``strat`` and ``vanilla`` (means over seeds), ``better`` (the stratified mean
-        is better) and ``tie`` (a near tie: the two variants' values over the seeds
-        overlap, the lowest of one below the highest of the other, so the seeds cannot
-        tell them apart). Only settings where both variants have values are kept.
-
-    Raises:
-        ValueError: If a column is missing or ``strata`` is ``"vanilla"``.
-        TypeError: If ``rows`` is not a DataFrame.
-    """
-    if not isinstance(rows, pd.DataFrame):
-        raise TypeError(f"rows must be a pandas DataFrame, got {type(rows).__name__}.")
-    need = {"dataset", "synthesizer", "epsilon", "strata", "value"}
-    if need - set(rows.columns):
-        raise ValueError(
-            f"rows lack the columns {sorted(need - set(rows.columns))}; pass the "
-            "strat_synth results table filtered to one metric, grouping and group."
-        )
-    if strata == "vanilla":
-        raise ValueError("strata must name a stratification, not 'vanilla' itself.")
-    g = rows[rows.strata.isin(["vanilla", strata])].groupby(
-        ["dataset", "synthesizer", "epsilon", "strata"]
-    )["value"]
-    m, lo, hi = (
-        g.agg(f).unstack("strata").reindex(columns=["vanilla", strata])
-        for f in ("mean", "min", "max")
-    )
-    out = pd.DataFrame({"strat": m[strata], "vanilla": m["vanilla"]}).dropna()
-    if target is not None:
-        out["better"] = (out.strat - target).abs() < (out.vanilla - target).abs()
-    elif lower:
-        out["better"] = out.strat < out.vanilla
-    else:
-        out["better"] = out.strat > out.vanilla
-    overlap = (lo[strata] <= hi["vanilla"]) & (lo["vanilla"] <= hi[strata])
-    out["tie"] = overlap.loc[out.index]
-    return out
-
-
-@dataclass(frozen=True)
-class WinTally:
-    """How often stratifying won a set of comparisons.
-
-    Attributes:
-        wins: Comparisons where the stratified mean is better.
-        total: Comparisons made.
-        ties: Near ties among them (wins and losses).
-        tied_losses: Losses that are near ties.
-    """
-
-    wins: int
-    total: int
-    ties: int
-    tied_losses: int
-
-    @property
-    def outcome(self) -> str:
-        """The majority verdict.
-
-        ``"none"`` without comparisons; ``"loses"`` when stratifying wins fewer than
-        half even if every tied loss were a win; ``"loses within ties"`` when it wins
-        fewer than half but the tied losses could change that; ``"half"`` at exactly
-        half; ``"wins"`` above half.
-        """
-        if self.total == 0:
-            return "none"
-        if 2 * (self.wins + self.tied_losses) < self.total:
-            return "loses"
-        if 2 * self.wins < self.total:
-            return "loses within ties"
-        if 2 * self.wins == self.total:
-            return "half"
-        return "wins"
-
-    def __str__(self) -> str:
-        """``"2 of 54"``."""
-        return f"{self.wins} of {self.total}"
-
-
-def _tally(compared: pd.DataFrame) -> WinTally:
-    better = compared["better"].astype(bool)
-    tie = compared["tie"].astype(bool)
-    return WinTally(
-        wins=int(better.sum()),
-        total=len(compared),
-        ties=int(tie.sum()),
-        tied_losses=int((tie & ~better).sum()),
-    )
-
-
-def win_tally(compared: pd.DataFrame, *, by: str | None = None):
-    """Count the wins of stratifying in :func:`compare_strata`'s comparisons.
-
-    Args:
-        compared: One or more :func:`compare_strata` frames (concatenated).
-        by: An index level (``"dataset"``, ``"synthesizer"``): then one tally per value.
-
-    Returns:
-        A :class:`WinTally`, or with ``by`` a dict from the level's values (in order of
-        appearance) to tallies.
-
-    Raises:
-        ValueError: If ``compared`` lacks the columns better and tie, or the level.
-    """
-    if not isinstance(compared, pd.DataFrame) or not {"better", "tie"} <= set(
-        compared.columns
-    ):
-        raise ValueError("compared must be a frame returned by compare_strata.")
-    if by is None:
-        return _tally(compared)
-    if by not in compared.index.names:
-        raise ValueError(
-            f"no index level {by!r}; the levels are {compared.index.names}."
-        )
-    keys = pd.unique(compared.index.get_level_values(by))
-    return {k: _tally(compared.xs(k, level=by, drop_level=False)) for k in keys}
-
-
-def strata_wins_text(
-    compared: pd.DataFrame, synthesizers: Iterable[str], *, at_epsilon: float = 1.0
-) -> str:
-    """Say per synthesizer at how many ε stratifying won, and both values at one ε.
-
-    Args:
-        compared: :func:`compare_strata`'s frame for one data set.
-        synthesizers: The synthesizers to report, in order; absent ones are skipped.
-        at_epsilon: The ε whose two means are quoted, when computed.
-
-    Returns:
-        E.g. ``"MST at 2 of 6 ε (1 near tie); at ε = 1, 0.123 stratified against 0.456
-        without strata; AIM at ..."``, or a sentence saying nothing is computed yet.
-
-    Raises:
-        ValueError: If ``compared`` holds more than one data set.
-    """
-    if compared.index.get_level_values("dataset").nunique() > 1:
-        raise ValueError("compared holds several data sets; select one with .xs first.")
-    parts = []
-    present = set(compared.index.get_level_values("synthesizer"))
-    for syn in synthesizers:
-        if syn not in present:
-            continue
-        w = compared.xs(syn, level="synthesizer").droplevel("dataset")
-        tally = _tally(w)
-        text = f"{syn} at {tally} ε ({plural(tally.ties, 'near tie')})"
-        if at_epsilon in w.index:
-            strat, vanilla = w.loc[at_epsilon, "strat"], w.loc[at_epsilon, "vanilla"]
-            text += (
-                f"; at ε = {at_epsilon:g}, {fmt(strat)} stratified "
-                f"against {fmt(vanilla)} without strata"
-            )
-        parts.append(text)
-    return (
-        "; ".join(parts) or "no synthesizer yet (no cells computed for this comparison)"
-    )
-
-
-def strata_wins_table(
-    compared: pd.DataFrame | Mapping[str, pd.DataFrame],
-    synthesizers: Iterable[str],
-    *,
-    at_epsilon: float = 1.0,
-    label: str = "strata",
-) -> pd.DataFrame:
-    """Tabulate per synthesizer at how many ε stratifying won, and both means at one ε.
-
-    The table form of :func:`strata_wins_text`, for one comparison or several (one
-    per stratification or metric) under one another.
-
-    Args:
-        compared: :func:`compare_strata`'s frame for one data set, or a mapping from a
-            row label (``"sex strata"``) to such frames, shown in the mapping's order.
-        synthesizers: The synthesizers to show, in order; absent ones are skipped.
-        at_epsilon: The ε whose two means are shown.
-        label: The header of the column of the mapping's labels.
-
-    Returns:
-        One row per label (with a mapping) and synthesizer, with the columns ``label``
-        (with a mapping), ``synthesizer``, ``stratified better`` (``"2 of 6 ε"``),
-        ``near ties`` (a count), and the stratified and unstratified means at
-        ``at_epsilon`` (:func:`fmt`; an en dash where that ε is not computed). No
-        rows when nothing is computed.
-
-    Raises:
-        TypeError: If ``compared`` is neither a DataFrame nor a mapping of them.
-        ValueError: If a frame is not :func:`compare_strata`'s or holds several data
-            sets.
-
-    Examples:
-        >>> runs = pd.DataFrame({"dataset": "NY", "synthesizer": "MST", "seed": 0,
-        ...                      "epsilon": [1.0, 1.0, 5.0, 5.0],
-        ...                      "strata": ["vanilla", "SEX"] * 2,
-        ...                      "value": [0.5, 0.4, 0.2, 0.3]})
-        >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
-        >>> list(t.to_dict("records")[0].values())
-        ['sex strata', 'MST', '1 of 2 ε', 0, '0.400', '0.500']
-    """
-    if isinstance(compared, pd.DataFrame):
-        frames, keyed = {None: compared}, False
-    elif isinstance(compared, Mapping):
-        frames, keyed = dict(compared), True
-    else:
-        raise TypeError(
-            "compared must be compare_strata's DataFrame or a mapping of labels to "
-            f"them, got {type(compared).__name__}."
-        )
-    order = list(synthesizers)
-    e = _real(at_epsilon, "at_epsilon")
-    at_strat, at_vanilla = f"stratified, ε = {e:g}", f"no strata, ε = {e:g}"
-    rows = []
-    for key, frame in frames.items():
-        if not isinstance(frame, pd.DataFrame) or not {
-            "strat",
-            "vanilla",
-            "better",
-            "tie",
-        } <= set(frame.columns):
-            raise ValueError(
-                f"compared[{key!r}] must be a frame returned by compare_strata."
-            )
-        if frame.index.get_level_values("dataset").nunique() > 1:
-            raise ValueError(
-                f"compared[{key!r}] holds several data sets; select one with .xs first."
-            )
-        present = set(frame.index.get_level_values("synthesizer"))
-        for syn in order:
-            if syn not in present:
-                continue
-            w = frame.xs(syn, level="synthesizer").droplevel("dataset")
-            tally = _tally(w)
-            there = e in w.index
-            row = {label: key} if keyed else {}
-            rows.append(
-                {
-                    **row,
-                    "synthesizer": syn,
-                    "stratified better": f"{tally} ε",
-                    "near ties": tally.ties,
-                    at_strat: fmt(w.loc[e, "strat"]) if there else "–",
-                    at_vanilla: fmt(w.loc[e, "vanilla"]) if there else "–",
-                }
-            )
-    columns = [label] * keyed + [
-        "synthesizer",
-        "stratified better",
-        "near ties",
-        at_strat,
-        at_vanilla,
-    ]
-    return pd.DataFrame(rows, columns=columns)
-
-
-def claim_verdict(tally: WinTally) -> tuple[str, str]:
-    """Judge a claim that stratifying does better from how often it won.
-
-    For a paper that reports a direction (stratifying lowers an error) but no number,
-    the verdict (one of :data:`VERDICTS`) is read off :attr:`WinTally.outcome`: the
-    claim reproduces when stratifying wins most comparisons, and differs otherwise.
-
-    Args:
-        tally: The wins of stratifying (:func:`win_tally`).
-
-    Returns:
-        The verdict (one of :data:`VERDICTS`) and a note saying why.
-
-    Raises:
-        TypeError: If ``tally`` is not a :class:`WinTally`.
-
-    Examples:
-        >>> claim_verdict(WinTally(wins=1, total=6, ties=1, tied_losses=1))
-        ('differs', 'better in fewer than half, even if every near tie went its way')
-    """
-    if not isinstance(tally, WinTally):
-        raise TypeError(f"tally must be a WinTally, got {type(tally).__name__}.")
-    return {
-        "none": ("not comparable", "no comparison computed yet"),
-        "loses": (
-            "differs",
-            "better in fewer than half, even if every near tie went its way",
-        ),
-        "loses within ties": (
-            "differs",
-            "better in fewer than half, but the near ties could change that",
-        ),
-        "half": ("differs", "better in exactly half: neither confirmed nor refuted"),
-        "wins": ("reproduces", "better in most comparisons"),
-    }[tally.outcome]
-
-
-def claim_table(claims: Mapping[str, WinTally]) -> pd.DataFrame:
-    """Tabulate the paper's claims that stratifying does better against our wins.
-
-    Args:
-        claims: From each claim, as the paper makes it (with its figure), to the wins
-            of stratifying in our comparisons that test it (:func:`win_tally`).
-
-    Returns:
-        One row per claim, with the columns ``the paper``, ``ours: stratified better``
-        (``"5 of 54"``), ``near ties``, ``verdict`` and ``note``
-        (:func:`claim_verdict`).
-
-    Raises:
-        TypeError: If ``claims`` is not a mapping or a value is not a WinTally.
-        ValueError: If there are no claims.
-
-    Examples:
-        >>> t = claim_table({"Figure 5: lower error": WinTally(5, 6, 0, 0)})
-        >>> list(t.to_dict("records")[0].values())[:4]
-        ['Figure 5: lower error', '5 of 6', 0, 'reproduces']
-    """
-    if not isinstance(claims, Mapping):
-        raise TypeError(
-            f"claims must be a mapping of claims to WinTally, got "
-            f"{type(claims).__name__}."
-        )
-    if not claims:
-        raise ValueError("no claims: give at least one claim and its tally.")
-    rows = []
-    for claim, tally in claims.items():
-        verdict, note = claim_verdict(tally)
-        rows.append(
-            {
-                "the paper": claim,
-                "ours: stratified better": str(tally),
-                "near ties": tally.ties,
-                "verdict": verdict,
-                "note": note,
-            }
-        )
-    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------- one method against another
@@ -1291,41 +940,108 @@ def paper_check_table(
     return frame
 
 
-def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    """Count the verdicts of a :func:`paper_check_table` or :func:`verdict_table`.
+def verdict_counts(verdicts: Iterable[object] | pd.DataFrame) -> dict[str, int]:
+    """Count verdicts by class, every class of :data:`VERDICTS` included (zeros too).
 
-    Returns:
-        A dict from each of :data:`VERDICTS`, in that order, to its count (zeros
-        included).
+    Args:
+        verdicts: A table with a ``verdict`` column (:func:`paper_check_table`,
+            :func:`verdict_table`, ``verdict_frame``), verdict names, or objects with
+            an ``outcome`` (a :class:`PaperCheck`, a findings ``Verdict``).
 
     Raises:
-        ValueError: If ``table`` has no verdict column or an unknown verdict.
-
-    Examples:
-        >>> table = pd.DataFrame({"verdict": ["differs", "reproduces", "differs"]})
-        >>> verdict_counts(table)
-        {'reproduces': 1, 'differs': 2, 'not comparable': 0}
+        ValueError: For an unknown verdict or a table without a verdict column.
     """
-    if not isinstance(table, pd.DataFrame) or "verdict" not in table.columns:
-        raise ValueError("table must be a frame with a 'verdict' column.")
-    unknown = sorted(set(table["verdict"]) - set(VERDICTS))
+    if isinstance(verdicts, pd.DataFrame):
+        if "verdict" not in verdicts.columns:
+            raise ValueError("the table has no 'verdict' column.")
+        found = verdicts["verdict"].tolist()
+    else:
+        found = [v if isinstance(v, str) else v.outcome for v in verdicts]
+    unknown = sorted(set(found) - set(VERDICTS))
     if unknown:
         raise ValueError(f"unknown verdicts {unknown}; expected {VERDICTS}.")
-    return {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
+    return {v: found.count(v) for v in VERDICTS}
 
 
-def verdict_counts_text(table: pd.DataFrame) -> str:
-    """Say how many rows reproduce, differ and are not comparable.
+_VERB = {
+    "reproduces": ("reproduces", "reproduce"),
+    "differs": ("differs", "differ"),
+    "inconclusive": ("is inconclusive", "are inconclusive"),
+    "degenerate": ("is degenerate", "are degenerate"),
+    "not comparable": ("is not comparable", "are not comparable"),
+}
 
-    The verbs agree with their counts ("1 reproduces", "5 reproduce").
+
+def verdict_counts_text(
+    verdicts: Iterable[object] | pd.DataFrame, *, noun: str = "comparison"
+) -> str:
+    """Say how the verdicts fall, naming only the classes that occur.
+
+    Right at one verdict, at one class and at several; the verbs agree with their
+    counts. Capitalise the first letter to start a sentence with it.
+
+    Args:
+        verdicts: As :func:`verdict_counts` takes them.
+        noun: What each verdict judges, singular (``"statement"``); an ``s`` makes
+            the plural.
 
     Examples:
         >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs", "reproduces"]}))
-        '1 reproduces, 1 differs, 0 not comparable (of 2)'
+        'of 2 comparisons, 1 reproduces and 1 differs'
         >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs"] * 3}))
-        '0 reproduce, 3 differ, 0 not comparable (of 3)'
+        'all 3 comparisons differ'
+        >>> verdict_counts_text(["reproduces"], noun="statement")
+        'the one statement reproduces'
+        >>> verdict_counts_text(["reproduces", "differs", "differs", "inconclusive"])
+        'of 4 comparisons, 1 reproduces, 2 differ and 1 is inconclusive'
     """
-    counts = verdict_counts(table)
-    plural = {"reproduces": "reproduce", "differs": "differ"}
-    parts = [f"{n} {v if n == 1 else plural.get(v, v)}" for v, n in counts.items()]
-    return ", ".join(parts) + f" (of {len(table)})"
+    counts = {k: n for k, n in verdict_counts(verdicts).items() if n}
+    total = sum(counts.values())
+    if total == 0:
+        return f"no {noun} yet"
+    if len(counts) == 1:
+        ((kind, _),) = counts.items()
+        one, many = _VERB[kind]
+        return f"the one {noun} {one}" if total == 1 else f"all {total} {noun}s {many}"
+    parts = [f"{n} {_VERB[k][0] if n == 1 else _VERB[k][1]}" for k, n in counts.items()]
+    return f"of {total} {noun}s, " + ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def as_sentence(text: str) -> str:
+    """Make a clause a sentence: its first letter capitalised, a full stop at the end.
+
+    >>> as_sentence("of 3 comparisons, 2 differ and 1 reproduces")
+    'Of 3 comparisons, 2 differ and 1 reproduces.'
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("text must be a non-empty string.")
+    text = text.strip()
+    return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def count_of(k: int, n: int, noun: str, many: str | None = None) -> str:
+    """Say "k of n nouns", right at 0, 1 and all.
+
+    Examples:
+        >>> count_of(0, 16, "loss", "losses"), count_of(16, 16, "loss", "losses")
+        ('none of the 16 losses', 'all 16 losses')
+        >>> count_of(1, 1, "seed"), count_of(3, 16, "loss", "losses")
+        ('the one seed', '3 of 16 losses')
+        >>> count_of(1, 5, "seed"), count_of(0, 0, "seed")
+        ('1 of 5 seeds', 'no seeds')
+    """
+    for name, x in (("k", k), ("n", n)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
+            raise TypeError(f"{name} must be a non-negative integer count, got {x!r}.")
+    if k > n:
+        raise ValueError(f"k ({k}) cannot exceed n ({n}).")
+    plural = many or noun + "s"
+    if n == 0:
+        return f"no {plural}"
+    if n == 1:
+        return f"the one {noun}" if k == 1 else f"not the one {noun}"
+    if k == 0:
+        return f"none of the {n} {plural}"
+    if k == n:
+        return f"all {n} {plural}"
+    return f"{k} of {n} {plural}"

@@ -1,15 +1,26 @@
-"""The spending paper's statements about Figures 2, 4 and 5, checked on a table."""
+"""The spending paper's findings, on the stored paper results and on hand-made tables.
+
+The statements about Figures 2, 4 and 5 (check_spending_claims) first; then every
+number the DPSAGE and SuperQUAIL chapters state, computed from the stored tables of
+``book/_results`` (read as CSV: fast) and asserted at the value the chapters print, and
+on small tables with known answers and their edge cases (one seed, all equal, a group
+absent, a missing column or seed).
+"""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpnotes import paper_numbers, spending_claims
-from dpnotes.spending_claims import check_spending_claims, claim_comparisons
+from dpnotes import paper_numbers
+from dpnotes.findings import spending as findings
+from dpnotes.findings.spending import check_spending_claims, claim_comparisons
+from dpnotes.report import e_to_the
 
 DATASETS = ("ACSEmployment-NY-sample", "ACSMobility-NM", "ACSPublicCoverage-NM")
 METHODS = ("real", "real_dp", "mst", "sq", "fsq_bal", "fsq_fnr")
@@ -17,7 +28,14 @@ METHODS = ("real", "real_dp", "mst", "sq", "fsq_bal", "fsq_fnr")
 SQ_FROM = {DATASETS[0]: 1, DATASETS[1]: 2, DATASETS[2]: 3}
 
 
-def _value(dataset: str, k: int, seed: int, method: str, group: str) -> float:
+def _value(
+    dataset: str,
+    k: int,
+    seed: int,
+    method: str,
+    group: str,
+    noise: tuple[float, float] = (0.002, 0.0002),
+) -> float:
     """A table on which every statement of the paper holds."""
     base = {"real": 0.85, "real_dp": 0.84, "mst": 0.80, "fsq_bal": 0.81, "fsq_fnr": 0.5}
     if method == "sq":
@@ -31,12 +49,12 @@ def _value(dataset: str, k: int, seed: int, method: str, group: str) -> float:
     spread = 0.005 if method == "fsq_bal" else 0.02
     v += {"overall": 0.0, "white": spread, "black": -spread}[group]
     noisy = method in ("sq", "fsq_bal", "fsq_fnr")
-    return v + (0.01 if noisy else 0.0005) * (-1) ** seed
+    return v + (noise[0] if noisy else noise[1]) * (-1) ** seed
 
 
-def make_table(seeds=(0, 1)) -> pd.DataFrame:
+def make_table(seeds=(0, 1, 2, 3), noise=(0.002, 0.0002)) -> pd.DataFrame:
     rows = [
-        (d, math.e**k, s, m, g, metric, _value(d, k, s, m, g))
+        (d, math.e**k, s, m, g, metric, _value(d, k, s, m, g, noise))
         for d in DATASETS for k in range(5) for s in seeds for m in METHODS
         for g in ("overall", "white", "black")
         for metric in ("accuracy", "f1", "fnr", "fpr")
@@ -54,7 +72,42 @@ def test_every_statement_reproduces_where_its_comparisons_hold():
     # The stand-in is said once, in the caption's sentence, not in every row.
     assert not any("New York" in c.note for c in checks)
     # SQ > MST on e^1, e^2, e^3, two metrics, three groups.
-    assert checks[1].ours == "18 of 18 comparisons hold"
+    assert checks[1].ours == "18 of 18 hold, 18 beyond doubt"
+
+
+def test_frozen_mst_makes_the_variance_statement_degenerate():
+    t = make_table()
+    t.loc[t.method == "mst", "value"] = t.loc[t.method == "mst", "value"].round(2)
+    check = check_spending_claims(t)[0]
+    assert check.outcome == "degenerate"
+    assert "do not move across seeds" in check.note
+
+
+def test_a_model_predicting_one_class_makes_its_comparisons_degenerate():
+    t = make_table()
+    black_fsq = (t.method == "fsq_fnr") & (t.group == "black")
+    t.loc[black_fsq & (t.metric == "fnr"), "value"] = 0.0
+    t.loc[black_fsq & (t.metric == "fpr"), "value"] = 1.0
+    check = check_spending_claims(t)[6]
+    assert check.outcome == "degenerate"
+    assert "predicts one class in all 4 seeds" in check.note
+
+
+def test_accuracy_counts_its_test_error_from_the_group_count():
+    t = make_table()
+    counts = [
+        (d, math.e**k, s, m, g, "count", n)
+        for d in DATASETS for k in range(5) for s in range(4) for m in METHODS
+        for g, n in (("overall", 5000), ("white", 4000), ("black", 17))
+    ]  # fmt: skip
+    t = pd.concat([t, pd.DataFrame(counts, columns=t.columns)], ignore_index=True)
+    claim = paper_numbers.SPENDING_CLAIMS[1]
+    by_text = {c.text: c for c in claim_comparisons(t, claim)}
+    # 17 black records: about 20 points of binomial error swamp a 3-point gain...
+    assert not by_text["SQ above MST: black accuracy at e²"].clear
+    # ...while F1 (no count of its own) and the large groups stay beyond doubt.
+    assert by_text["SQ above MST: black F1 at e²"].clear
+    assert by_text["SQ above MST: white accuracy at e²"].clear
 
 
 def test_one_failing_comparison_makes_its_statement_differ_and_says_where():
@@ -66,7 +119,7 @@ def test_one_failing_comparison_makes_its_statement_differ_and_says_where():
     t.loc[where, "value"] = 0.5
     checks = check_spending_claims(t)
     assert checks[1].outcome == "differs"
-    assert checks[1].ours == "17 of 18 comparisons hold"
+    assert checks[1].ours == "17 of 18 hold, 17 beyond doubt"
     assert "SQ above MST: black accuracy at e²" in checks[1].note
     others = [c.outcome for i, c in enumerate(checks) if i != 1]
     assert others == ["reproduces"] * 9
@@ -89,7 +142,7 @@ def test_mst_that_does_not_stagnate_breaks_the_mobility_statement():
     mst = (t.dataset == DATASETS[1]) & (t.method == "mst") & (t.group == "overall")
     t.loc[mst & np.isclose(t.epsilon, math.e**4), "value"] += 0.05
     claim = paper_numbers.SPENDING_CLAIMS[7]
-    failed = [text for text, holds in claim_comparisons(t, claim) if not holds]
+    failed = [c.text for c in claim_comparisons(t, claim) if not c.holds]
     assert failed == [
         "MST flat within 0.01: overall accuracy",
         "MST flat within 0.01: overall F1",
@@ -100,7 +153,12 @@ def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
     checks = check_spending_claims(make_table(seeds=(0,)))
     assert checks[0].outcome == "not comparable"
     assert "two seeds" in checks[0].note
-    assert all(c.outcome == "reproduces" for c in checks[1:])
+    # One seed: no interval, so nothing is beyond doubt.
+    assert all(c.outcome == "inconclusive" for c in checks[1:])
+    gap = make_table()
+    gap = gap[~((gap.method == "sq") & (gap.seed == 3) & (gap.group == "black"))]
+    check = check_spending_claims(gap)[1]
+    assert check.outcome == "not comparable" and "seeds of SQ" in check.note
     only_ny = make_table()
     only_ny = only_ny[only_ny.dataset == DATASETS[0]]
     outcomes = [c.outcome for c in check_spending_claims(only_ny)]
@@ -133,9 +191,519 @@ def test_bad_input_is_a_clear_error():
 
 
 def test_the_stand_in_sentence_names_each_replaced_data_set_once(monkeypatch):
-    sentence = spending_claims.stand_in_sentence()
+    sentence = findings.stand_in_sentence()
     assert sentence.count("California") == 1 and "New York sample" in sentence
-    monkeypatch.setitem(
-        spending_claims.DATASET_FOR, "ACSEmployment-CA", "ACSEmployment-CA"
+    monkeypatch.setitem(findings.DATASET_FOR, "ACSEmployment-CA", "ACSEmployment-CA")
+    assert findings.stand_in_sentence() == ""
+
+
+# --- The stored paper results: the numbers the chapters state ------------------------
+
+RESULTS = Path(__file__).resolve().parents[1] / "book" / "_results"
+NY = "ACSEmployment-NY-sample"
+PC = "ACSPublicCoverage-NM"
+MOB = "ACSMobility-NM"
+
+
+def _stored(experiment: str, profile: str) -> tuple[pd.DataFrame, dict]:
+    folder = RESULTS / experiment / profile
+    csv = next(p for p in (folder / "results.csv", folder / "results.csv.gz")
+               if p.exists())  # fmt: skip
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    return pd.read_csv(csv), meta
+
+
+def _whole_seeds(experiment: str, profile: str) -> tuple[pd.DataFrame, dict, list]:
+    table, meta = _stored(experiment, profile)
+    grid = meta["config"]
+    seeds = findings.complete_seeds(
+        table, datasets=grid["datasets"], epsilons=grid["epsilons"]
     )
-    assert spending_claims.stand_in_sentence() == ""
+    return table[table.seed.isin(seeds)], meta, seeds
+
+
+@pytest.fixture(scope="module")
+def e2e_paper():
+    return _whole_seeds("spending_e2e", "paper")
+
+
+@pytest.fixture(scope="module")
+def e2e_quick():
+    return _stored("spending_e2e", "quick")[0]
+
+
+@pytest.fixture(scope="module")
+def dpsage_paper():
+    return _whole_seeds("spending_dpsage", "paper")
+
+
+def _e(epsilon: float) -> str:
+    return e_to_the(round(np.log(epsilon)))
+
+
+def test_dpsage_table2_on_the_stored_runs(dpsage_paper):
+    table, _, seeds = dpsage_paper
+    assert seeds == list(range(10))
+    rows = findings.table2_comparisons(table, labels="synthetic")
+    assert len(rows) == 24 and {r.n_seeds for r in rows} == {10}
+    assert rows[0].quantity == "ACSEmployment, New York sample, nDCG, ε = 0.2"
+    s = findings.table2_summary(table)
+    assert s.seeds == tuple(range(10)) and s.n_cells == 24
+    assert s.below == {"synthetic": 23, "model": 18}
+    assert s.reproduces == {"synthetic": 3, "model": 9}
+    eps = paper_numbers.SPENDING_TABLE2_EPSILONS
+    shown = {lab: [f"{s.mean[lab][e]:.2f}" for e in eps] for lab in s.mean}
+    assert shown == {"synthetic": ["0.14", "0.41"], "model": ["0.41", "0.64"]}
+    assert [f"{s.paper_mean[e]:.2f}" for e in eps] == ["0.58", "0.75"]
+    # The directions the chapter's paragraph and summary state.
+    assert s.below["synthetic"] >= 0.8 * s.n_cells and s.below["model"] >= 12
+    assert s.reproduces["synthetic"] <= s.n_cells / 3  # "most ... does not reproduce"
+    for e in eps:
+        assert s.mean["model"][e] > s.mean["synthetic"][e]
+        assert s.mean["synthetic"][e] < s.paper_mean[e] - 0.1
+    for lab in s.mean:
+        assert s.mean[lab][eps[1]] > s.mean[lab][eps[0]]
+    assert all(ours < paper for ours, paper in s.dataset_mean["synthetic"].values())
+
+
+def test_dpsage_ceiling_values_and_times_on_the_stored_runs(dpsage_paper):
+    table, _, _ = dpsage_paper
+    eps = paper_numbers.SPENDING_TABLE2_EPSILONS
+    ceiling = findings.ceiling(table, epsilon=eps[0])
+    names = list(findings.TABLE2_METRICS)
+    assert list(ceiling.dataset) == list(findings.DPSAGE_DATASETS)
+    assert set(ceiling.n_seeds) == {10}
+    assert f"{ceiling[names].min().min():.2f}" == "0.90"
+    assert (ceiling["Jaccard"] >= 0.8).all()
+    negative = findings.negative_shares(table, epsilon=eps[1])
+    assert {k: f"{v:.0%}" for k, v in negative.items()} == {
+        "synthetic": "70%", "model": "13%", "real": "15%"}  # fmt: skip
+    assert negative["synthetic"] > 2 * max(negative["model"], negative["real"])
+    acc = findings.classifier_accuracy(table)
+    assert [f"{acc['dp'][e]:.3f}" for e in eps] == ["0.565", "0.667"]
+    assert f"{acc['real'][eps[0]]:.3f}" == "0.708"
+    assert all(acc["dp"][e] < acc["real"][e] for e in eps)
+    stage = findings.stage_seconds(table)
+    assert (f"{stage.synthesizer_median:.0f}", f"{stage.synthesizer_max:.0f}",
+            f"{stage.sage_median:.0f}", f"{stage.classifier_median:.2f}") == (
+        "6", "141", "6", "0.04")  # fmt: skip
+    assert stage.synthesizer_median > stage.classifier_median
+    values = findings.sage_values(
+        table, dataset=MOB, epsilon=1.0, method="dpsage", labels="model"
+    )
+    assert list(values.columns) == list(range(10)) and not values.isna().any().any()
+
+
+def test_superquail_quick_run_numbers_and_directions(e2e_quick):
+    t = e2e_quick
+    eps = findings.budgets(t, dataset=NY)
+    e3 = findings.budget_of(t, dataset=NY, power=3)
+    low = eps[0]
+    assert findings.group_test_counts(t, dataset=NY).to_dict() == {
+        "black": 240, "other": 355, "overall": 2000, "white": 1405}  # fmt: skip
+    means = findings.seed_stats(t, dataset=NY)
+    assert set(means.n_seeds[means.index.get_level_values("metric") == "accuracy"]) == {
+        1}  # fmt: skip
+    m = means["mean"]
+
+    def v(method, group, metric, e):
+        return m[(method, group, metric, e)]
+
+    # Glued values, as the chapter prints them.
+    assert f"{v('real', 'overall', 'accuracy', e3):.3f}" == "0.684"
+    assert f"{v('mst', 'black', 'fpr', e3):.3f}" == "0.650"
+    assert f"{v('fsq_fnr', 'black', 'fnr', e3):.3f}" == "0.016"
+    assert f"{v('fsq_bal', 'black', 'fnr', low):.3f}" == "0.268"
+    acc = {
+        k: {e: v(k, "overall", "accuracy", e) for e in eps}
+        for k in findings.METHOD_LABELS
+    }
+    synthetic = findings.SYNTHETIC_METHODS
+    assert all(acc["real"][e] > acc[k][e] for k in synthetic for e in eps)
+    assert acc["sq"][low] < acc["mst"][low] - 0.03
+    assert acc["fsq_fnr"][low] < acc["mst"][low] - 0.03
+    assert abs(acc["sq"][e3] - acc["mst"][e3]) < 0.01
+    assert (
+        not v("sq", "black", "accuracy", e3) > v("mst", "black", "accuracy", e3) + 0.01
+    )
+    for g in ("overall", "white", "black"):
+        for k in ("accuracy", "fnr", "fpr"):
+            assert np.isclose(v("mst", g, k, low), v("mst", g, k, e3))
+            assert np.isclose(v("sq", g, k, e3), v("mst", g, k, e3))
+    fair = ("fsq_bal", "fsq_fnr")
+    assert v("fsq_fnr", "black", "fnr", e3) < v("real_dp", "black", "fnr", e3)
+    for f in fair:
+        assert v(f, "black", "fnr", e3) < min(
+            v("mst", "black", "fnr", e3), v("sq", "black", "fnr", e3))  # fmt: skip
+        assert v(f, "black", "accuracy", e3) < v("mst", "black", "accuracy", e3)
+        assert v(f, "black", "fpr", e3) > v("mst", "black", "fpr", e3)
+        assert 0 < acc["sq"][e3] - acc[f][e3] < 0.02
+    gap = {k: abs(v(k, "black", "fnr", e3) - v(k, "white", "fnr", e3)) for k in fair}
+    assert gap["fsq_bal"] < abs(
+        v("mst", "black", "fnr", e3) - v("mst", "white", "fnr", e3)
+    )
+    assert v("fsq_bal", "black", "fnr", low) > v("mst", "black", "fnr", low)
+    assert all(v(k, "overall", "fpr", e) > 3 * v(k, "overall", "fnr", e)
+               for k in findings.METHOD_LABELS for e in eps)  # fmt: skip
+    cost = findings.fair_cost(t, dataset=NY, epsilon=e3).set_index(["variant", "group"])
+    assert (cost.loc[(slice(None), "white"), "accuracy"].abs() < 0.005).all()
+    assert (cost.drop(index="white", level="group")["accuracy"] < -0.02).all()
+    rows = findings.table1_comparisons(t, dataset=NY, epsilon=e3, note="why")
+    assert len(rows) == 18 and {r.outcome for r in rows} == {"not comparable"}
+    assert rows[0].quantity == "Real (not private), overall, accuracy (%)"
+    assert rows[0].mean == pytest.approx(68.4) and rows[0].n_seeds == 1
+    assert findings.overspent(t).empty
+
+
+def test_superquail_paper_profile_numbers_and_claims(e2e_paper):
+    ft, meta, seeds = e2e_paper
+    assert seeds == list(range(10)) and findings.cell_count(ft) == 150
+    outcome = [c.outcome for c in findings.check_spending_claims(ft)]
+    assert outcome == [
+        "degenerate",  # MST's Employment predictions do not move across seeds
+        "differs",
+        "degenerate",  # Mobility: the models predict "positive" for everyone
+        "inconclusive",
+        "degenerate",
+        "degenerate",
+        "degenerate",
+        "inconclusive",
+        "inconclusive",
+        "reproduces",
+    ]
+    ny_mst, ny_sq = (
+        findings.mean_by_budget(ft, dataset=NY, method=k, group="overall",
+                                metric="accuracy") for k in ("mst", "sq"))  # fmt: skip
+    assert np.ptp(ny_mst) < 0.0005 and f"{ny_mst.min():.3f}" == "0.678"
+    assert (ny_sq < ny_mst).all()
+    assert f"{ny_sq.max():.3f}" == "0.672" and _e(ny_sq.idxmax()) == "e²"
+    pc_above = findings.budgets_where_above(ft, dataset=PC, method="sq", other="mst")
+    assert [_e(e) for e in pc_above] == ["e¹", "e²", "e³", "e⁴"]
+    mob = findings.mobility_degenerate(ft, dataset=MOB)
+    assert (mob.all_positive, mob.synthetic_runs) == (168, 200)
+    assert (
+        mob.seeds == tuple(range(10)) and mob.all_positive / mob.synthetic_runs > 0.75
+    )
+    assert (f"{mob.share:.3f}", f"{mob.real_fpr:.3f}") == ("0.771", "0.962")
+    gap = findings.black_fnr_gap(ft, dataset=NY)
+    assert (f"{gap.min():.3f}", f"{gap.max():.3f}") == ("0.042", "0.140")
+    e2 = findings.budget_of(ft, dataset=NY, power=2)
+    theirs, ours = findings.sq_gap_beside_authors(ft, dataset=NY, epsilon=e2)
+    assert (f"{theirs:+.3f}", f"{ours:+.3f}") == ("+0.075", "-0.006")
+    authors = findings.authors_beside(ft, dataset=NY, epsilon=e2)
+    assert (
+        authors.shape == (8, 6) and authors.loc[1, "runs"] == "ours (New York sample)"
+    )
+    e3 = findings.budget_of(ft, dataset=NY, power=3)
+    beside = findings.table1_beside(ft, dataset=NY, epsilon=e3)
+    assert list(beside.columns) == [
+        "method",
+        "group",
+        "accuracy: paper",
+        "accuracy: ours",
+        "FNR: paper",
+        "FNR: ours",
+    ]
+    assert beside["accuracy: ours"].str.fullmatch(r"\d+\.\d ± \d+\.\d").all()
+    acc3 = findings.seed_stats(ft, dataset=NY, groups=["overall"], metrics=["accuracy"])
+    acc3 = acc3["mean"].xs(e3, level="epsilon").droplevel(["group", "metric"])
+    assert all(acc3["real"] > acc3[k] for k in findings.SYNTHETIC_METHODS)
+    per_cell = findings.cell_seconds(ft)
+    assert (f"{per_cell.mean():.0f}", f"{per_cell.max():.0f}") == ("56", "78")
+    fit = ft[ft.metric == "fit_seconds"].groupby("method").value.max()
+    assert fit[["mst", "sq", "fsq_bal"]].max() > 10 * fit["real_dp"]
+    assert findings.overspent(ft).empty
+    assert findings.paper_run_sentence(meta, partial=bool(meta.get("partial"))) == (
+        "The stored paper run computed all 150 cells in one run in 72 minutes with 2 "
+        "worker processes, on a 2-core AMD EPYC.")  # fmt: skip
+
+
+def test_group_test_counts_are_the_test_split_sizes(e2e_paper):
+    ft, _, _ = e2e_paper
+    counts = {d: findings.group_test_counts(ft, dataset=d) for d in (NY, PC, MOB)}
+    assert counts[PC]["black"] == 36 and counts[MOB]["black"] == 17
+    for c in counts.values():
+        assert c["overall"] == c.drop("overall").sum()
+
+
+# --- Hand-made end-to-end tables ------------------------------------------------------
+
+
+def e2e(rows: list[tuple]) -> pd.DataFrame:
+    """A spending_e2e table from ``(dataset, epsilon, seed, method, group, metric,
+    value)`` rows."""
+    return pd.DataFrame(rows, columns=list(findings.E2E_COLUMNS))
+
+
+def small(seeds=(0, 1, 2), value=lambda s: 0.5 + 0.1 * s) -> pd.DataFrame:
+    return e2e([("d", 1.0, s, "mst", "black", "accuracy", value(s)) for s in seeds])
+
+
+def test_per_seed_values_means_and_their_seeds():
+    t = small()
+    v = findings.e2e_per_seed(t, dataset="d", epsilon=1.0 + 1e-12, method="mst",
+                              group="black", metric="accuracy")  # fmt: skip
+    assert list(v.index) == [0, 1, 2] and v.tolist() == pytest.approx([0.5, 0.6, 0.7])
+    kwargs = {"dataset": "d", "epsilon": 1.0, "method": "mst", "group": "black",
+              "metric": "accuracy"}  # fmt: skip
+    assert findings.e2e_mean(t, **kwargs) == pytest.approx(0.6)
+    assert findings.e2e_mean(t, **kwargs, seeds=[2]) == pytest.approx(0.7)
+    # One seed, and all equal.
+    assert findings.e2e_mean(small(seeds=(4,)), **kwargs) == pytest.approx(0.9)
+    stats = findings.seed_stats(small(seeds=(4,)), dataset="d").iloc[0]
+    assert stats["n_seeds"] == 1 and math.isnan(stats["sd"])
+    stats = findings.seed_stats(small(value=lambda s: 0.3), dataset="d").iloc[0]
+    assert (stats["mean"], stats["sd"], stats["n_seeds"]) == (0.3, 0.0, 3)
+    # A NaN rate (no record of its denominator) is left out of the mean.
+    nan = small(value=lambda s: math.nan if s == 0 else 0.4)
+    assert findings.e2e_mean(nan, **kwargs) == pytest.approx(0.4)
+    assert findings.seed_stats(nan, dataset="d").iloc[0]["n_seeds"] == 2
+
+
+def test_missing_seeds_columns_and_groups_are_errors():
+    kwargs = {"dataset": "d", "epsilon": 1.0, "method": "mst", "group": "black",
+              "metric": "accuracy"}  # fmt: skip
+    t = small()
+    with pytest.raises(ValueError, match=r"lacks seeds \[5\]"):
+        findings.e2e_per_seed(t, **kwargs, seeds=[0, 5])
+    partial = pd.concat([t, e2e([("d", 1.0, 3, "sq", "black", "accuracy", 0.1)])])
+    with pytest.raises(ValueError, match=r"lacks seeds \[3\]"):
+        findings.e2e_per_seed(partial, **kwargs)
+    with pytest.raises(ValueError, match="fewer than the table's 4 seeds"):
+        findings.seed_stats(partial, dataset="d")
+    with pytest.raises(ValueError, match=r"lacks columns \['group'\]"):
+        findings.e2e_per_seed(t.drop(columns="group"), **kwargs)
+    with pytest.raises(ValueError, match="no rows for d, ε = 1, mst, white accuracy"):
+        findings.e2e_per_seed(t, **{**kwargs, "group": "white"})
+    with pytest.raises(ValueError, match="several rows per seed"):
+        findings.e2e_per_seed(pd.concat([t, t]), **kwargs)
+    with pytest.raises(TypeError, match="DataFrame"):
+        findings.seed_stats(t.to_dict(), dataset="d")
+    with pytest.raises(ValueError, match="no budget e\\^3"):
+        findings.budget_of(t, dataset="d", power=3)
+    with pytest.raises(ValueError, match="no rows of data set 'x'"):
+        findings.budgets(t, dataset="x")
+    # A group absent from the table: its cost cannot be computed.
+    no_other = make_table()
+    no_other = no_other[no_other.group != "other"]
+    with pytest.raises(ValueError, match="other"):
+        findings.fair_cost(no_other, dataset=DATASETS[0], epsilon=math.e**3)
+
+
+def test_complete_seeds_keep_whole_seeds_only():
+    rows = [
+        ("a", e, s, "m", "overall", "accuracy", 0.5)
+        for s in (0, 1, 2)
+        for e in (1.0, 2.718281828)
+        if (s, e) != (2, 1.0)
+    ]
+    rows += [("b", e, s, "m", "overall", "accuracy", 0.5) for s in (0, 1, 2)
+             for e in (1.0, 2.718281828)]  # fmt: skip
+    t = e2e(rows)
+    grid = {"datasets": ["a", "b"], "epsilons": [1.0, math.e]}
+    assert findings.complete_seeds(t, **grid) == [0, 1]
+    assert findings.complete_seeds(t, datasets=["b"], epsilons=[1.0, math.e]) == [
+        0,
+        1,
+        2,
+    ]
+    assert findings.complete_seeds(t, datasets=["c"], epsilons=[1.0]) == []
+    with pytest.raises(ValueError, match="grid"):
+        findings.complete_seeds(t, datasets=[], epsilons=[1.0])
+
+
+def test_test_counts_must_agree_between_runs():
+    rows = [("d", 1.0, s, m, g, "count", n) for s in (0, 1) for m in ("mst", "sq")
+            for g, n in (("overall", 10), ("black", 3), ("white", 7))]  # fmt: skip
+    counts = findings.group_test_counts(e2e(rows), dataset="d")
+    assert counts.to_dict() == {"black": 3, "overall": 10, "white": 7}
+    rows[-1] = ("d", 1.0, 1, "sq", "white", "count", 6)
+    with pytest.raises(ValueError, match=r"\['white'\] differ"):
+        findings.group_test_counts(e2e(rows), dataset="d")
+    with pytest.raises(ValueError, match="no 'count'"):
+        findings.group_test_counts(e2e(rows), dataset="x")
+
+
+def test_budget_series_gaps_and_where_one_method_is_above():
+    rows = [("d", math.e**k, s, m, g, "accuracy" if g == "overall" else "fnr", v)
+            for k in (0, 1, 2) for s in (0, 1)
+            for m, g, v in (("sq", "overall", 0.6 + 0.1 * (k >= 1)),
+                            ("mst", "overall", 0.65),
+                            ("fsq_fnr", "black", 0.1 * s),
+                            ("real_dp", "black", 0.3 + 0.1 * k))]  # fmt: skip
+    t = e2e(rows)
+    above = findings.budgets_where_above(t, dataset="d", method="sq", other="mst")
+    assert above == pytest.approx([math.e, math.e**2])
+    # All equal: no budget is above.
+    assert findings.budgets_where_above(t, dataset="d", method="mst", other="mst") == []
+    gap = findings.black_fnr_gap(t, dataset="d")
+    assert gap.tolist() == pytest.approx([0.25, 0.35, 0.45])
+    with pytest.raises(ValueError, match="no overall accuracy of 'real'"):
+        findings.mean_by_budget(t, dataset="d", method="real", group="overall",
+                                metric="accuracy")  # fmt: skip
+
+
+def test_mobility_counts_runs_that_predict_everyone_positive():
+    rows = []
+    for s in (0, 1):
+        for m, fnr, fpr, acc in (
+            ("mst", 0.0, 1.0, 0.8),
+            ("sq", 0.0, 1.0, 0.8),
+            ("fsq_bal", 0.1, 0.9, 0.7),
+            ("real", 0.0, 0.9, 0.82),
+        ):
+            rows += [("M", 1.0, s, m, "overall", "fnr", fnr),
+                     ("M", 1.0, s, m, "overall", "fpr", fpr),
+                     ("M", 1.0, s, m, "overall", "accuracy", acc)]  # fmt: skip
+    mob = findings.mobility_degenerate(e2e(rows), dataset="M")
+    assert (mob.all_positive, mob.synthetic_runs, mob.seeds) == (4, 6, (0, 1))
+    assert mob.share == pytest.approx(0.8) and mob.real_fpr == pytest.approx(0.9)
+    with pytest.raises(ValueError, match="FNR or FPR"):
+        findings.mobility_degenerate(e2e(rows), dataset="other")
+
+
+def test_tables_beside_the_paper_on_a_hand_made_table():
+    t = make_table(seeds=(0, 1), noise=(0.01, 0.0005))
+    t = pd.concat([t, t[t.group == "white"].assign(group="other")])
+    e3 = math.e**3
+    rows = findings.table1_comparisons(t, dataset=DATASETS[0], epsilon=e3, note="n")
+    assert len(rows) == 18 and {r.n_seeds for r in rows} == {2}
+    # MST overall accuracy: 0.80 +- 0.0005 over the two seeds.
+    mst = next(r for r in rows if r.quantity == "MST, overall, accuracy (%)")
+    assert mst.mean == pytest.approx(80.0) and mst.sd == pytest.approx(0.0707, abs=1e-4)
+    beside = findings.table1_beside(t, dataset=DATASETS[0], epsilon=e3)
+    assert beside.loc[0, "accuracy: ours"] == "85.0 ± 0.1"
+    cost = findings.fair_cost(t, dataset=DATASETS[0], epsilon=e3)
+    black = cost.set_index(["variant", "group"]).loc[("fsq_bal", "black")]
+    assert black["accuracy"] == pytest.approx((0.81 - 0.005) - (0.83 - 0.02))
+    theirs, ours = findings.sq_gap_beside_authors(t, dataset=DATASETS[0],
+                                                  epsilon=math.e**2)  # fmt: skip
+    assert theirs == pytest.approx(0.723 - 0.648) and ours == pytest.approx(0.03)
+    authors = findings.authors_beside(t, dataset=DATASETS[0], epsilon=math.e**2)
+    assert authors.loc[3, ["accuracy", "F1"]].tolist() == ["0.830", "0.830"]
+
+
+def test_seconds_budgets_spent_and_the_run_sentence():
+    rows = [("d", 1.0, 0, "mst", "overall", "fit_seconds", 3.0),
+            ("d", 1.0, 0, "mst", "overall", "eval_seconds", 1.0),
+            ("d", 2.0, 0, "mst", "overall", "fit_seconds", 2.0),
+            ("d", 1.0, 0, "mst", "overall", "epsilon_spent", 1.0),
+            ("d", 2.0, 0, "mst", "overall", "epsilon_spent", 2.5)]  # fmt: skip
+    t = e2e(rows)
+    assert findings.cell_seconds(t).tolist() == [4.0, 2.0]
+    assert findings.cell_count(t) == 2
+    assert findings.overspent(t)["value"].tolist() == [2.5]
+    with pytest.raises(ValueError, match="epsilon_spent"):
+        findings.overspent(t[t.metric != "epsilon_spent"])
+    meta = {"cells": 2, "cells_resumed": 0, "wall_time_s": 120.0, "workers": "serial"}
+    assert findings.paper_run_sentence(meta, partial=False) == (
+        "The stored paper run computed all 2 cells in one run in 2 minutes, on a "
+        "?-core CPU.")  # fmt: skip
+    for other, partial in ((meta, True), ({**meta, "cells_resumed": 1}, False)):
+        assert "in parts" in findings.paper_run_sentence(other, partial=partial)
+
+
+# --- Hand-made DPSAGE tables ----------------------------------------------------------
+
+
+def dpsage_table(seeds=(0, 1), datasets=(MOB,)) -> pd.DataFrame:
+    """DPSAGE scores 0.5 (S's labels) and 0.8 (C's probabilities) + 0.1 * seed."""
+    rows = []
+    for d in datasets:
+        for e in paper_numbers.SPENDING_TABLE2_EPSILONS:
+            for s in seeds:
+                for metric in ("ndcg", "jaccard", "ap"):
+                    rows += [
+                        (d, e, s, "dpsage", "synthetic", "all", metric, 0.5 + 0.1 * s),
+                        (d, e, s, "dpsage", "model", "all", metric, 0.8 + 0.1 * s),
+                        (d, e, s, "real_sage_rerun", "real", "all", metric, 0.9),
+                    ]
+                rows += [
+                    (d, e, s, "dpsage", "synthetic", "all", "test_accuracy", 0.6),
+                    (d, e, s, "real_sage", "real", "all", "test_accuracy", 0.7),
+                ]
+                for f, v in (("A", 0.2), ("B", -0.1), ("C", -0.1), ("D", 0.0)):
+                    rows += [
+                        (d, e, s, "dpsage", "synthetic", f, "sage_value", v),
+                        (d, e, s, "dpsage", "model", f, "sage_value", abs(v)),
+                        (d, e, s, "real_sage", "real", f, "sage_value", v + 0.1),
+                    ]
+                rows += [
+                    (d, e, s, "dpsage", "synthetic", "all", stage, sec)
+                    for stage, sec in (
+                        ("synthesizer_seconds", 10.0 + s),
+                        ("sage_seconds", 5.0),
+                        ("classifier_seconds", 0.1),
+                    )
+                ]
+    return pd.DataFrame(rows, columns=list(findings.DPSAGE_COLUMNS))  # fmt: skip
+
+
+def test_table2_and_its_summary_on_a_hand_made_table():
+    t = dpsage_table()
+    rows = findings.table2_comparisons(t, labels="synthetic")
+    assert [r.quantity for r in rows[:2]] == [
+        "ACSMobility, New Mexico, nDCG, ε = 0.2",
+        "ACSMobility, New Mexico, nDCG, ε = 1.0",
+    ]
+    assert rows[0].mean == pytest.approx(0.55) and rows[0].n_seeds == 2
+    paper = paper_numbers.SPENDING_TABLE2["ACSMobility-NM"]
+    s = findings.table2_summary(t)
+    assert s.n_cells == 6 and s.seeds == (0, 1)
+    # Mobility's paper values are 0.64 to 0.98: 0.55 is below all, 0.85 below the
+    # two nDCG values only.
+    assert s.below == {"synthetic": 6, "model": 2}
+    assert s.mean["synthetic"] == pytest.approx({0.2: 0.55, 1.0: 0.55})
+    assert s.paper_mean[0.2] == pytest.approx(np.mean([v[0] for v in paper.values()]))
+    assert s.reproduces["synthetic"] == 1  # Jaccard 0.64 at 0.2, within 0.1 of 0.55
+    ours, theirs = s.dataset_mean["model"][MOB]
+    assert ours == pytest.approx(0.85)
+    assert theirs == pytest.approx(np.mean([x for v in paper.values() for x in v]))
+    # One seed: no sd, the mean is the value.
+    one = findings.table2_comparisons(dpsage_table(seeds=(3,)), labels="model")
+    assert one[0].mean == pytest.approx(1.1) and one[0].sd is None
+
+
+def test_dpsage_ceiling_shares_accuracy_and_times_on_a_hand_made_table():
+    t = dpsage_table()
+    ceiling = findings.ceiling(t, epsilon=0.2)
+    assert ceiling.loc[0, ["nDCG", "Jaccard sd", "accuracy", "n_seeds"]].tolist() == (
+        pytest.approx([0.9, 0.0, 0.7, 2]))  # fmt: skip
+    assert findings.negative_shares(t, epsilon=1.0) == pytest.approx(
+        {"synthetic": 0.5, "model": 0.0, "real": 0.0})  # fmt: skip
+    acc = findings.classifier_accuracy(t)
+    assert acc["dp"] == pytest.approx({0.2: 0.6, 1.0: 0.6})
+    assert acc["real"] == pytest.approx({0.2: 0.7, 1.0: 0.7})
+    stage = findings.stage_seconds(t)
+    assert (stage.synthesizer_median, stage.synthesizer_max) == (10.5, 11.0)
+    assert findings.sage_values(t, dataset=MOB, epsilon=1.0, method="real_sage",
+                                labels="real").shape == (4, 2)  # fmt: skip
+
+
+def test_dpsage_bad_input_names_what_is_missing():
+    t = dpsage_table()
+    with pytest.raises(ValueError, match="labels must be one of"):
+        findings.table2_comparisons(t, labels="real")
+    with pytest.raises(ValueError, match="holds none of"):
+        findings.table2_comparisons(dpsage_table(datasets=("X",)), labels="model")
+    with pytest.raises(ValueError, match=r"lacks columns \['labels'\]"):
+        findings.ceiling(t.drop(columns="labels"), epsilon=0.2)
+    # A seed that one DPSAGE fit lacks (a partial result).
+    partial = t[~((t.seed == 1) & (t.method == "dpsage") & (t.labels == "model"))]
+    with pytest.raises(ValueError, match=r"lacks seeds \[1\]"):
+        findings.table2_comparisons(partial, labels="model")
+    with pytest.raises(ValueError, match=r"lack seeds \[1\]"):
+        findings.sage_values(partial, dataset=MOB, epsilon=1.0, method="dpsage",
+                             labels="model")  # fmt: skip
+    with pytest.raises(ValueError, match="no SAGE values"):
+        findings.sage_values(t, dataset=MOB, epsilon=0.5, method="dpsage",
+                             labels="model")  # fmt: skip
+    with pytest.raises(ValueError, match="times"):
+        findings.stage_seconds(t[t.metric != "sage_seconds"])
+
+
+def test_the_dpsage_stand_ins_agree_with_the_experiment():
+    from dpnotes.experiments.spending import PAPER_DATASET
+
+    assert dict(PAPER_DATASET) == findings.TABLE2_PAPER_DATASET
+    assert set(findings.DPSAGE_DATASETS) == set(PAPER_DATASET)

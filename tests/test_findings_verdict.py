@@ -10,22 +10,19 @@ import pytest
 from scipy import stats
 
 from dpnotes.findings.verdict import (
-    VERDICTS,
     Estimate,
     Tally,
     compare_direction,
     compare_value,
-    count_of,
     degenerate_reason,
     difference,
     estimate,
     one_class_seeds,
     tally,
     values_of_seeds,
-    verdict_counts,
-    verdict_counts_text,
     verdict_frame,
 )
+from dpnotes.report import VERDICTS, count_of, verdict_counts, verdict_counts_text
 
 # ---------------------------------------------------------------------- the interval
 
@@ -262,3 +259,29 @@ def test_estimate_is_frozen():
     e = Estimate((0.5, 0.6))
     with pytest.raises(AttributeError):
         e.values = (0.1,)  # type: ignore[misc]
+
+
+def test_verdict_columns_put_the_interval_beside_each_run():
+    from dpnotes.findings.verdict import verdict_columns
+
+    a = [compare_value("acc", 0.8, estimate([0.79, 0.80, 0.81], n_test=1000))]
+    b = [compare_value("acc", 0.8, estimate([0.6, 0.62, 0.61], n_test=1000))]
+    t = verdict_columns({"text loop": a, "reference loop": b})
+    assert list(t.columns) == [
+        "quantity",
+        "paper",
+        "test n",
+        "text loop",
+        "text loop: verdict",
+        "reference loop",
+        "reference loop: verdict",
+    ]
+    assert t.loc[0, "text loop"].startswith("0.800\u00a0±\u00a00.010 [")
+    assert t.loc[0, "reference loop: verdict"] == "differs"
+    with pytest.raises(ValueError, match="other quantities"):
+        verdict_columns({"a": a, "b": [compare_value("loss", 0.8, None)]})
+    with pytest.raises(ValueError, match="own columns"):
+        verdict_columns({"paper": a})
+    v = a[0]
+    assert (v.mean, v.n_seeds) == (pytest.approx(0.8), 3)
+    assert compare_value("x", 1.0, None).n_seeds == 0

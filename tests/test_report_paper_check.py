@@ -60,8 +60,16 @@ def test_a_table_shows_claims_numbers_and_the_authors_column():
         t.loc[1, "authors' files"] == "26 of 54" and t.loc[0, "authors' files"] == "–"
     )
     assert t.loc[2, "ours"] == "0.750 ± 0.010 (5 seeds)"
-    assert verdict_counts(t) == {"reproduces": 0, "differs": 2, "not comparable": 1}
-    assert verdict_counts_text(t) == "0 reproduce, 2 differ, 1 not comparable (of 3)"
+    assert verdict_counts(t) == {
+        "reproduces": 0,
+        "differs": 2,
+        "inconclusive": 0,
+        "degenerate": 0,
+        "not comparable": 1,
+    }
+    assert verdict_counts_text(t) == (
+        "of 3 comparisons, 2 differ and 1 is not comparable"
+    )
 
 
 def test_the_authors_column_is_left_out_when_empty():

@@ -9,8 +9,13 @@ post-processing of released results: no privacy budget is spent here.
 
 Modules:
 
-* :mod:`dpnotes.findings.verdict`: the :class:`Verdict` type, paired comparisons
-  over seeds, tallies and the sentences made from counts.
+* :mod:`dpnotes.findings.verdict`: the :class:`~dpnotes.findings.verdict.Verdict`
+  type, paired comparisons over seeds and tallies (the sentences made from counts are
+  :func:`dpnotes.report.verdict_counts_text` and :func:`dpnotes.report.count_of`).
+* :mod:`dpnotes.findings.stratification`: stratified mean estimation
+  (rosenblatt2024stratification, Sections 3-4).
+* :mod:`dpnotes.findings.synthesis`: stratified synthetic data (the same paper,
+  Section 5): stratified against unstratified, paired over seeds.
 * :mod:`dpnotes.findings.dpsgdf`: DPSGD-F (xu2021removing).
 * :mod:`dpnotes.findings.spending`: DPSAGE, SuperQUAIL and FSQ
   (rosenblatt2022spending).

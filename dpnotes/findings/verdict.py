@@ -46,39 +46,33 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from dpnotes.report import mean_sd
+from dpnotes.report import (
+    VERDICTS,
+    count_of,
+    mean_sd,
+)
 
 __all__ = [
     "LEVEL",
-    "VERDICTS",
     "Estimate",
     "Tally",
     "Verdict",
     "compare_direction",
     "compare_value",
-    "count_of",
     "degenerate_reason",
     "difference",
     "estimate",
     "one_class_seeds",
     "tally",
     "values_of_seeds",
-    "verdict_counts",
-    "verdict_counts_text",
+    "verdict_columns",
     "verdict_frame",
 ]
 
 #: The coverage of every interval the book shows.
 LEVEL = 0.95
 
-#: The verdict classes, in the order tables count them.
-VERDICTS: tuple[str, ...] = (
-    "reproduces",
-    "differs",
-    "inconclusive",
-    "degenerate",
-    "not comparable",
-)
+_NBSP = "\u00a0"
 
 # Values closer than this count as equal (metrics are stored as floats).
 _EQUAL = 1e-12
@@ -459,6 +453,21 @@ class Verdict:
                 f"a {self.outcome!r} verdict needs a reason ({self.quantity!r})."
             )
 
+    @property
+    def mean(self) -> float | None:
+        """Our mean over seeds, or None without a run."""
+        return None if self.ours is None else self.ours.mean
+
+    @property
+    def sd(self) -> float | None:
+        """Our standard deviation over seeds, or None (no run, or one seed)."""
+        return None if self.ours is None else self.ours.sd
+
+    @property
+    def n_seeds(self) -> int:
+        """How many seeds our mean averages (0 without a run)."""
+        return 0 if self.ours is None else self.ours.n_seeds
+
     def row(self) -> dict[str, object]:
         """Return the row as a table shows it (every cell text but ``seeds``)."""
         d = self.decimals
@@ -467,8 +476,13 @@ class Verdict:
         return {
             "quantity": self.quantity,
             "paper": paper,
-            "ours (mean ± sd)": "–" if o is None else mean_sd(o.mean, o.sd, decimals=d),
-            "95% interval": "–" if o is None else o.interval_text(d),
+            # No-break spaces: a narrow column wraps between numbers, never inside one.
+            "ours (mean ± sd)": "–"
+            if o is None
+            else mean_sd(o.mean, o.sd, decimals=d).replace(" ", _NBSP),
+            "95% interval": "–"
+            if o is None
+            else o.interval_text(d).replace(" ", _NBSP),
             "seeds": 0 if o is None else o.n_seeds,
             "test n": "–" if o is None or o.n_test is None else f"{o.n_test:,}",
             "verdict": self.outcome,
@@ -663,95 +677,58 @@ def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     return frame
 
 
-def verdict_counts(verdicts: Iterable[Verdict] | pd.DataFrame) -> dict[str, int]:
-    """Count verdicts by class, every class of :data:`VERDICTS` included (zeros too).
+def verdict_columns(columns: Mapping[str, Sequence[Verdict]]) -> pd.DataFrame:
+    """One table of the paper's numbers beside several of ours: a column pair per run.
+
+    Each entry is one way of computing our side (a training loop, an encoding), as
+    verdicts of the same quantities in the same order. Our cell shows the mean ± sd
+    and the 95% interval; the verdict column its class.
 
     Args:
-        verdicts: :class:`Verdict` objects, or a table with a ``verdict`` column.
+        columns: ``{run name: verdicts}``, every list over the same quantities.
+
+    Returns:
+        The columns quantity, paper, test n (when any row has one), then ``<name>``
+        and ``<name>: verdict`` for each run.
 
     Raises:
-        ValueError: For an unknown verdict or a table without a verdict column.
+        ValueError: If there are no columns, or the lists differ in their quantities
+            or the paper's numbers.
     """
-    if isinstance(verdicts, pd.DataFrame):
-        if "verdict" not in verdicts.columns:
-            raise ValueError("the table has no 'verdict' column.")
-        found = verdicts["verdict"].tolist()
-    else:
-        found = [v.outcome if isinstance(v, Verdict) else v for v in verdicts]
-    unknown = sorted(set(found) - set(VERDICTS))
-    if unknown:
-        raise ValueError(f"unknown verdicts {unknown}; expected {VERDICTS}.")
-    return {v: found.count(v) for v in VERDICTS}
-
-
-_VERB = {
-    "reproduces": ("reproduces", "reproduce"),
-    "differs": ("differs", "differ"),
-    "inconclusive": ("is inconclusive", "are inconclusive"),
-    "degenerate": ("is degenerate", "are degenerate"),
-    "not comparable": ("is not comparable", "are not comparable"),
-}
-
-
-def verdict_counts_text(verdicts: Iterable[Verdict] | pd.DataFrame) -> str:
-    """Say how the verdicts fall, naming only the classes that occur.
-
-    Examples:
-        >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs", "reproduces"]}))
-        'of 2 comparisons, 1 reproduces and 1 differs'
-        >>> verdict_counts_text(pd.DataFrame({"verdict": ["differs"] * 3}))
-        'all 3 comparisons differ'
-        >>> verdict_counts_text(pd.DataFrame({"verdict": ["reproduces"]}))
-        'the one comparison reproduces'
-        >>> verdict_counts_text(pd.DataFrame(
-        ...     {"verdict": ["reproduces", "differs", "differs", "inconclusive"]}))
-        'of 4 comparisons, 1 reproduces, 2 differ and 1 is inconclusive'
-    """
-    counts = {k: n for k, n in verdict_counts(verdicts).items() if n}
-    total = sum(counts.values())
-    if total == 0:
-        return "no comparison yet"
-    if len(counts) == 1:
-        ((kind, _),) = counts.items()
-        one, many = _VERB[kind]
-        return (
-            "the one comparison " + one
-            if total == 1
-            else f"all {total} comparisons {many}"
+    if not columns:
+        raise ValueError("no columns: give at least one list of verdicts.")
+    taken = sorted({"quantity", "paper", "test n"} & set(columns))
+    if taken:
+        raise ValueError(
+            f"run names {taken} are the table's own columns: name the runs otherwise "
+            '(e.g. "paper\'s encoding").'
         )
-    parts = [f"{n} {_VERB[k][0] if n == 1 else _VERB[k][1]}" for k, n in counts.items()]
-    return f"of {total} comparisons, " + ", ".join(parts[:-1]) + " and " + parts[-1]
+    first_name, first = next(iter(columns.items()))
+    keys = [(v.quantity, v.paper) for v in first]
+    out = [{"quantity": v.quantity, "paper": v.row()["paper"]} for v in first]
+    counts = ["–"] * len(first)
+    for name, verdicts in columns.items():
+        if [(v.quantity, v.paper) for v in verdicts] != keys:
+            raise ValueError(
+                f"column {name!r} compares other quantities than {first_name!r}: give "
+                "every column the same quantities, in the same order."
+            )
+        for i, (row, v) in enumerate(zip(out, verdicts, strict=True)):
+            cells = v.row()
+            ours = cells["ours (mean ± sd)"]
+            if v.ours is not None and v.ours.half_width > 0:
+                ours += " " + cells["95% interval"]
+            row[name] = ours
+            row[f"{name}: verdict"] = v.outcome
+            if counts[i] == "–":
+                counts[i] = cells["test n"]
+    frame = pd.DataFrame(out)
+    if any(c != "–" for c in counts):
+        frame.insert(2, "test n", counts)
+    return frame
 
 
 # ---------------------------------------------------------------------------- tallies
-
-
-def count_of(k: int, n: int, noun: str, many: str | None = None) -> str:
-    """Say "k of n nouns", right at 0, 1 and all.
-
-    Examples:
-        >>> count_of(0, 16, "loss", "losses"), count_of(16, 16, "loss", "losses")
-        ('none of the 16 losses', 'all 16 losses')
-        >>> count_of(1, 1, "seed"), count_of(3, 16, "loss", "losses")
-        ('the one seed', '3 of 16 losses')
-        >>> count_of(1, 5, "seed"), count_of(0, 0, "seed")
-        ('1 of 5 seeds', 'no seeds')
-    """
-    for name, x in (("k", k), ("n", n)):
-        if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
-            raise TypeError(f"{name} must be a non-negative integer count, got {x!r}.")
-    if k > n:
-        raise ValueError(f"k ({k}) cannot exceed n ({n}).")
-    plural = many or noun + "s"
-    if n == 0:
-        return f"no {plural}"
-    if n == 1:
-        return f"the one {noun}" if k == 1 else f"not the one {noun}"
-    if k == 0:
-        return f"none of the {n} {plural}"
-    if k == n:
-        return f"all {n} {plural}"
-    return f"{k} of {n} {plural}"
 
 
 @dataclass(frozen=True)
