@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import warnings
 from collections.abc import Iterable, Sequence
 from types import ModuleType
@@ -90,8 +89,10 @@ def _mbi() -> ModuleType:
     return mbi
 
 
-#: Domains up to this many cells are handled through the materialised joint table.
-FULL_JOINT_CELLS = int(os.environ.get("DPNOTES_FULL_JOINT_CELLS", 1 << 22))
+#: Domains up to this many cells are handled through the materialised joint table. A
+#: speed setting only (a marginal has the same value either way); no environment
+#: variable changes it: assign the module attribute to, as the tests do.
+FULL_JOINT_CELLS = 1 << 22
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +200,8 @@ def _estimator():
 #: AIM compiles one per round, so a long experiment would otherwise run out of memory.
 #: When a new structure would exceed the limit, the whole cache is dropped (JAX offers
 #: no finer eviction); recently seen structures are then compiled again.
-MAX_COMPILED = int(os.environ.get("DPNOTES_MAX_COMPILED", 32))
+#: A memory setting only; assign the module attribute to change it.
+MAX_COMPILED = 32
 _COMPILED: set[tuple] = set()
 
 
