@@ -156,6 +156,7 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
         "synthesizer",
         "stratified better",
         "near ties",
+        "beyond doubt: better / worse",
         "stratified, ε = 1",
         "no strata, ε = 1",
     ]
@@ -166,6 +167,7 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
             "synthesizer": "MST",
             "stratified better": "1 of 2 ε",
             "near ties": 1,
+            "beyond doubt: better / worse": "1 / 0",
             "stratified, ε = 1": "0.600",
             "no strata, ε = 1": "1.10",
         },
@@ -174,6 +176,7 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
             "synthesizer": "AIM",
             "stratified better": "0 of 1 ε",
             "near ties": 0,
+            "beyond doubt: better / worse": "0 / 0",
             "stratified, ε = 1": "0.350",
             "no strata, ε = 1": "0.200",
         },

@@ -388,7 +388,9 @@ def strata_wins_table(
     Returns:
         One row per label (with a mapping) and synthesizer, with the columns ``label``
         (with a mapping), ``synthesizer``, ``stratified better`` (``"2 of 6 ε"``),
-        ``near ties`` (a count), and the stratified and unstratified means at
+        ``near ties`` (a count), ``beyond doubt: better / worse`` (the comparisons
+        whose paired interval lies wholly above or below zero, :func:`compare_strata`),
+        and the stratified and unstratified means at
         ``at_epsilon`` (:func:`~dpnotes.report.fmt`; an en dash where that ε is not
         computed). No rows when nothing is computed.
 
@@ -404,7 +406,7 @@ def strata_wins_table(
         ...                      "value": [0.5, 0.4, 0.2, 0.3]})
         >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
         >>> list(t.to_dict("records")[0].values())
-        ['sex strata', 'MST', '1 of 2 ε', 0, '0.400', '0.500']
+        ['sex strata', 'MST', '1 of 2 ε', 0, '0 / 0', '0.400', '0.500']
     """
     if isinstance(compared, pd.DataFrame):
         frames, keyed = {None: compared}, False
@@ -447,6 +449,9 @@ def strata_wins_table(
                     "synthesizer": syn,
                     "stratified better": f"{tally} ε",
                     "near ties": tally.ties,
+                    "beyond doubt: better / worse": (
+                        f"{tally.clear_wins} / {tally.clear_losses}"
+                    ),
                     at_strat: fmt(w.loc[e, "strat"]) if there else "–",
                     at_vanilla: fmt(w.loc[e, "vanilla"]) if there else "–",
                 }
@@ -455,6 +460,7 @@ def strata_wins_table(
         "synthesizer",
         "stratified better",
         "near ties",
+        "beyond doubt: better / worse",
         at_strat,
         at_vanilla,
     ]
