@@ -1193,10 +1193,12 @@ def table2_rows(
     groups: Sequence[str],
     paper_groups: Sequence[str],
     **keys,
-) -> list[report.Comparison]:
+) -> list[Verdict]:
     """Return the paper's Table 2 beside ours under both readings of its norm.
 
-    A loss or norm reproduces within :data:`RELATIVE` of the paper's number.
+    A loss or norm reproduces within :data:`RELATIVE` of the paper's number; ours
+    carries the 95% interval of the seed spread (a loss or a norm is no proportion of
+    test records: no test error is added).
 
     Args:
         frame: The runs of one data set (None where none is stored).
@@ -1229,19 +1231,21 @@ def table2_rows(
                     else _column(wides[metric], method, group)
                 )
                 rows.append(
-                    report.comparison_over_seeds(
+                    compare_value(
                         f"{LABEL[method]}, {paper_group}, {what}",
                         number,
-                        values,
+                        estimate(values.to_numpy()) if len(values) else None,
                         tolerance=RELATIVE * abs(number),
                         decimals=2,
-                        note=NOT_RUN if len(values) == 0 else "",
+                        missing=NOT_RUN,
                     )
                 )
     return rows
 
 
-def paper_ratios(rows: Iterable[report.Comparison], quantity: str) -> pd.Series:
+def paper_ratios(
+    rows: Iterable[report.Comparison | Verdict], quantity: str
+) -> pd.Series:
     """Return our mean over the paper's number for the rows of one quantity.
 
     Args:

@@ -1813,50 +1813,12 @@ def _tally_text(t: WinTally) -> str:
     return f"{t}; beyond doubt {t.clear_wins} better, {t.clear_losses} worse"
 
 
-def stratified_checks(
-    tab: pd.DataFrame,
-    sizes: pd.DataFrame,
-    *,
-    dataset: str,
-    real_accuracy: float,
-    convention: ConventionTally,
-    largest: LargestError,
-    convention_epsilons: Iterable[float],
-    convention_seeds: Iterable[int],
+def _table3_fig4_checks(
+    tab: pd.DataFrame, sizes: pd.DataFrame, *, real_accuracy: float
 ) -> list[PaperCheck]:
-    """Put the stratification paper's synthesis claims beside the authors' and ours.
-
-    One :class:`dpnotes.report.PaperCheck` per statement of its Table 3 and Figures
-    4, 5, 7 and 9 (:data:`dpnotes.paper_numbers.STRAT_CLAIMS`), with the authors'
-    stored numbers (:data:`dpnotes.paper_numbers.STRAT_AUTHORS`).
-
-    Args:
-        tab: The strat_synth table (complete seeds of every data set).
-        sizes: The synth_group_sizes table.
-        dataset: The data set of the single-data-set rows (New York's sample).
-        real_accuracy: Logistic regression's accuracy trained on the real split.
-        convention: :func:`convention_tally` of the authors'-convention run.
-        largest: :func:`largest_error` of that run.
-        convention_epsilons, convention_seeds: That run's ε and seeds.
-
-    Returns:
-        The rows, for :func:`dpnotes.report.paper_check_table`.
-
-    Raises:
-        ValueError: If a column is missing, a seed is partial, or a metric the rows
-            need is not computed.
-    """
+    """The rows of :func:`stratified_checks` on Table 3 and Figure 4."""
     pc, pa = paper_numbers.STRAT_CLAIMS, paper_numbers.STRAT_AUTHORS
     st = _sizes(sizes)
-    seeds = seed_lists(tab)
-    conv_eps, conv_seeds = list(convention_epsilons), list(convention_seeds)
-    conv_synths = list(convention.by_synth)
-    own_wins = dict(zip(SYNTHESIZERS, pa["fig5-all"].values[1:], strict=True))
-    a_all, _, a_aim, _ = pa["fig5-all"].values
-    allc = pd.concat(own_grouping_comparisons(tab).values())
-    tally = win_tally(allc)
-    by_data = win_tally(allc, by="dataset")
-    by_synth = win_tally(allc, by="synthesizer")
     checks = []
     t3 = paper_numbers.STRAT_TABLE3
     ny_train = st[
@@ -1903,6 +1865,27 @@ def stratified_checks(
             else "above the stated 2%",
         )
     )
+    return checks
+
+
+def _fig5_checks(
+    tab: pd.DataFrame,
+    *,
+    dataset: str,
+    convention: ConventionTally,
+    conv_eps: list[float],
+    conv_seeds: list[int],
+) -> list[PaperCheck]:
+    """The rows of :func:`stratified_checks` on Figure 5."""
+    pc, pa = paper_numbers.STRAT_CLAIMS, paper_numbers.STRAT_AUTHORS
+    conv_synths = list(convention.by_synth)
+    own_wins = dict(zip(SYNTHESIZERS, pa["fig5-all"].values[1:], strict=True))
+    a_all, _, a_aim, _ = pa["fig5-all"].values
+    allc = pd.concat(own_grouping_comparisons(tab).values())
+    tally = win_tally(allc)
+    by_data = win_tally(allc, by="dataset")
+    by_synth = win_tally(allc, by="synthesizer")
+    checks = []
     verdict, why = claim_verdict(tally)
     per_data = "; ".join(f"{by_data[d]} on {ACS_SHORT.get(d, d)}" for d in by_data)
     checks.append(
@@ -1988,6 +1971,22 @@ def stratified_checks(
             f"{len(conv_eps)} ε, {seeds_text(conv_seeds)}",
         )
     )
+    return checks
+
+
+def _fig7_fig9_checks(
+    tab: pd.DataFrame,
+    *,
+    dataset: str,
+    convention: ConventionTally,
+    largest: LargestError,
+    conv_seeds: list[int],
+) -> list[PaperCheck]:
+    """The rows of :func:`stratified_checks` on Figures 7 and 9 and the settings."""
+    pc = paper_numbers.STRAT_CLAIMS
+    conv_synths = list(convention.by_synth)
+    seeds = seed_lists(tab)
+    checks = []
     factors = ", ".join(
         f"{f:.0f} ({k[1]}, {ACS_SHORT.get(k[0], k[0])})"
         for k, f in largest.factors.items()
@@ -2072,6 +2071,59 @@ def stratified_checks(
         )
     )
     return checks
+
+
+def stratified_checks(
+    tab: pd.DataFrame,
+    sizes: pd.DataFrame,
+    *,
+    dataset: str,
+    real_accuracy: float,
+    convention: ConventionTally,
+    largest: LargestError,
+    convention_epsilons: Iterable[float],
+    convention_seeds: Iterable[int],
+) -> list[PaperCheck]:
+    """Put the stratification paper's synthesis claims beside the authors' and ours.
+
+    One :class:`dpnotes.report.PaperCheck` per statement of its Table 3 and Figures
+    4, 5, 7 and 9 (:data:`dpnotes.paper_numbers.STRAT_CLAIMS`), with the authors'
+    stored numbers (:data:`dpnotes.paper_numbers.STRAT_AUTHORS`).
+
+    Args:
+        tab: The strat_synth table (complete seeds of every data set).
+        sizes: The synth_group_sizes table.
+        dataset: The data set of the single-data-set rows (New York's sample).
+        real_accuracy: Logistic regression's accuracy trained on the real split.
+        convention: :func:`convention_tally` of the authors'-convention run.
+        largest: :func:`largest_error` of that run.
+        convention_epsilons, convention_seeds: That run's ε and seeds.
+
+    Returns:
+        The rows, for :func:`dpnotes.report.paper_check_table`.
+
+    Raises:
+        ValueError: If a column is missing, a seed is partial, or a metric the rows
+            need is not computed.
+    """
+    conv_eps, conv_seeds = list(convention_epsilons), list(convention_seeds)
+    return [
+        *_table3_fig4_checks(tab, sizes, real_accuracy=real_accuracy),
+        *_fig5_checks(
+            tab,
+            dataset=dataset,
+            convention=convention,
+            conv_eps=conv_eps,
+            conv_seeds=conv_seeds,
+        ),
+        *_fig7_fig9_checks(
+            tab,
+            dataset=dataset,
+            convention=convention,
+            largest=largest,
+            conv_seeds=conv_seeds,
+        ),
+    ]
 
 
 # --------------------------------------------- the synthesizers chapter (MST, AIM, GEM)
