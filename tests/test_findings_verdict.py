@@ -171,13 +171,14 @@ def test_verdict_frame_shows_interval_seeds_and_test_count():
     assert list(t.columns) == [
         "quantity",
         "paper",
-        "ours (mean ± sd)",
-        "95% interval",
+        "ours: mean ± sd [95% interval]",
         "seeds",
         "test n",
         "verdict",
         "why",
     ]
+    # No-break spaces inside each number group: a narrow column wraps between them.
+    assert t.loc[0, "ours: mean ± sd [95% interval]"].count(" ") == 1
     assert t["test n"].tolist() == ["36", "3,000"]
     assert t["seeds"].tolist() == [2, 2]
     no_counts = verdict_frame([compare_value("ε", 6.55, estimate([6.55]))])
@@ -267,10 +268,10 @@ def test_verdict_columns_put_the_interval_beside_each_run():
     a = [compare_value("acc", 0.8, estimate([0.79, 0.80, 0.81], n_test=1000))]
     b = [compare_value("acc", 0.8, estimate([0.6, 0.62, 0.61], n_test=1000))]
     t = verdict_columns({"text loop": a, "reference loop": b})
+    assert t.loc[0, "quantity"] == "acc (n\u00a0=\u00a01,000)"
     assert list(t.columns) == [
         "quantity",
         "paper",
-        "test n",
         "text loop",
         "text loop: verdict",
         "reference loop",

@@ -48,7 +48,6 @@ __all__ = [
     "ENCODINGS",
     "LABEL",
     "METHODS",
-    "MNIST_NOTE",
     "NOT_RUN",
     "PAIRS",
     "PAPER_GROUP",
@@ -1914,7 +1913,7 @@ def largest_bound_ratio(main: pd.DataFrame, *, clip_norm: float) -> pd.Series:
 
 
 #: The note of the MNIST claims that the chapter's section on MNIST explains.
-MNIST_NOTE: str = "see {ref}`sec-dpsgdf-mnist-little`"
+_MNIST_NOTE: str = "see {ref}`sec-dpsgdf-mnist-little`"
 
 
 def claims(
@@ -1955,7 +1954,7 @@ def claims(
             paper_gap("mnist", "dpsgd"),
             dpsgd_gap,
             tolerance=TOLERANCE,
-            note=MNIST_NOTE,
+            note=_MNIST_NOTE,
         ),
         report.comparison_over_seeds(
             "MNIST, Naive: gap (Table 1)",
@@ -1968,14 +1967,14 @@ def claims(
             paper_gap("mnist", "dpsgd_f"),
             our_gap(main, census, "mnist", "dpsgd_f"),
             tolerance=TOLERANCE,
-            note=MNIST_NOTE,
+            note=_MNIST_NOTE,
         ),
         report.comparison_over_seeds(
             "MNIST, share of DPSGD's gap that DPSGD-F removes (Table 1)",
             removed_share(paper_gap("mnist", "dpsgd_f"), paper_gap("mnist", "dpsgd")),
             removed_share(our_gap(main, census, "mnist", "dpsgd_f"), dpsgd_gap),
             tolerance=TOLERANCE,
-            note=MNIST_NOTE,
+            note=_MNIST_NOTE,
         ),
         report.comparison_over_seeds(
             "MNIST, share of DPSGD's gap that DPSGD with C = 2 removes (Table 3)",

@@ -569,25 +569,22 @@ def compare_value(
         return verdict("not comparable", missing or side)
     if degenerate:
         return verdict("degenerate", degenerate)
-    d = decimals
     diff = ours.mean - p
     if tol is not None and (
         abs(diff) <= tol or math.isclose(abs(diff), tol, abs_tol=1e-12)
     ):
-        return verdict("reproduces", f"our mean is within {tol:g} of the paper’s")
+        return verdict("reproduces", f"our mean within ±{tol:g}")
     if not ours.contains(p):
         return verdict(
             "differs",
-            f"the paper’s {p:g} lies outside our interval {ours.interval_text(d)}"
-            + (f" and beyond the tolerance {tol:g}" if tol is not None else ""),
+            "outside our interval" + (f" and ±{tol:g}" if tol is not None else ""),
         )
     if tol is not None:
         return verdict(
             "inconclusive",
-            f"the paper’s {p:g} lies in our interval {ours.interval_text(d)}, which is "
-            f"wider than the tolerance {tol:g}",
+            f"inside our interval, which is wider than ±{tol:g}",
         )
-    return verdict("reproduces", f"the paper’s {p:g} lies in our interval")
+    return verdict("reproduces", "inside our interval")
 
 
 def compare_direction(
@@ -656,8 +653,9 @@ def compare_direction(
 def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     """Tabulate verdicts, one row each, leaving out columns empty in every row.
 
-    The ``test n`` column is dropped when no row has a test count, ``paper`` when no row
-    has a paper's number or claim.
+    The columns: quantity, paper, ours (mean ± sd and the 95% interval in one cell),
+    seeds, test n, verdict and why. ``test n`` is dropped when no row has a test
+    count, ``paper`` when no row has a paper's number or claim.
 
     Raises:
         TypeError: If an item is not a :class:`Verdict`.
@@ -671,6 +669,14 @@ def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     if not rows:
         raise ValueError("no verdicts: give at least one.")
     frame = pd.DataFrame(rows)
+    # One cell for ours: the mean ± sd, then the interval (a column narrower than both
+    # numbers wraps between them, never inside one).
+    has_interval = frame["95% interval"] != "–"
+    ours = frame["ours (mean ± sd)"].where(
+        ~has_interval, frame["ours (mean ± sd)"] + " " + frame["95% interval"]
+    )
+    frame = frame.drop(columns=["ours (mean ± sd)", "95% interval"])
+    frame.insert(2, "ours: mean ± sd [95% interval]", ours)
     for column in ("test n", "paper", "why"):
         if (frame[column].astype(str).str.strip().isin(["–", ""])).all():
             frame = frame.drop(columns=column)
@@ -688,8 +694,8 @@ def verdict_columns(columns: Mapping[str, Sequence[Verdict]]) -> pd.DataFrame:
         columns: ``{run name: verdicts}``, every list over the same quantities.
 
     Returns:
-        The columns quantity, paper, test n (when any row has one), then ``<name>``
-        and ``<name>: verdict`` for each run.
+        The columns quantity (with the group's test count, ``"(n = 974)"``, where
+        known), paper, then ``<name>`` and ``<name>: verdict`` for each run.
 
     Raises:
         ValueError: If there are no columns, or the lists differ in their quantities
@@ -722,10 +728,12 @@ def verdict_columns(columns: Mapping[str, Sequence[Verdict]]) -> pd.DataFrame:
             row[f"{name}: verdict"] = v.outcome
             if counts[i] == "–":
                 counts[i] = cells["test n"]
-    frame = pd.DataFrame(out)
-    if any(c != "–" for c in counts):
-        frame.insert(2, "test n", counts)
-    return frame
+    # The group's test count goes with its name: a column of its own would push the
+    # table wider than the text.
+    for row, n in zip(out, counts, strict=True):
+        if n != "–":
+            row["quantity"] += f" (n{_NBSP}={_NBSP}{n})"
+    return pd.DataFrame(out)
 
 
 # ---------------------------------------------------------------------------- tallies
