@@ -286,3 +286,11 @@ def test_verdict_columns_put_the_interval_beside_each_run():
     v = a[0]
     assert (v.mean, v.n_seeds) == (pytest.approx(0.8), 3)
     assert compare_value("x", 1.0, None).n_seeds == 0
+
+
+def test_a_proportions_interval_stays_within_zero_and_one():
+    e = estimate([0.99, 1.0, 0.995], n_test=200)
+    assert e.high == 1.0 and e.low < e.mean
+    assert estimate([0.0, 0.01], n_test=50).low == 0.0
+    # A difference of proportions is not one: its interval is not cut.
+    assert difference([0.99, 1.0], [0.0, 0.01], n_test_a=50, n_test_b=50).high > 1.0

@@ -133,12 +133,15 @@ class Estimate:
         se_test: The test set's sampling error of the mean (0 where none is counted).
         n_test: The test records behind the metric (the group's test count), if known.
         level: The interval's coverage.
+        proportion: Whether the metric is a proportion: its interval is then cut to
+            [0, 1], where every value it can take lies.
     """
 
     values: tuple[float, ...]
     se_test: float = 0.0
     n_test: int | None = None
     level: float = LEVEL
+    proportion: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "values", _values(self.values))
@@ -205,12 +208,14 @@ class Estimate:
     @property
     def low(self) -> float:
         """The interval's lower end."""
-        return self.mean - self.half_width
+        low = self.mean - self.half_width
+        return max(low, 0.0) if self.proportion else low
 
     @property
     def high(self) -> float:
         """The interval's upper end."""
-        return self.mean + self.half_width
+        high = self.mean + self.half_width
+        return min(high, 1.0) if self.proportion else high
 
     def contains(self, value: float) -> bool:
         """Return whether ``value`` lies in the interval (ends included)."""
@@ -271,7 +276,13 @@ def estimate(
                 "divided by 100."
             )
         se_test = _binomial_se(math.fsum(found) / len(found), n)
-    return Estimate(found, se_test=se_test, n_test=n_test, level=level)
+    return Estimate(
+        found,
+        se_test=se_test,
+        n_test=n_test,
+        level=level,
+        proportion=n_test is not None,
+    )
 
 
 def difference(
@@ -539,7 +550,7 @@ def compare_value(
         >>> v = compare_value("black FNR", 0.09, estimate([0.20, 0.25], n_test=36),
         ...                   tolerance=0.02)
         >>> v.outcome, v.ours.interval_text()
-        ('inconclusive', '[-0.120, 0.570]')
+        ('inconclusive', '[0.000, 0.570]')
     """
     quantity = _quantity(quantity)
     tol = None
