@@ -91,8 +91,8 @@ def _fair(task, fairness: str) -> dict:
 def _fit(method: str, task, epsilon: float, seed: int) -> tuple[float, dict]:
     import numpy as np
 
+    from dpnotes.importance.superquail import SuperQUAIL
     from dpnotes.synth.mst import MST
-    from dpnotes.synth.superquail import SuperQUAIL
 
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
@@ -186,7 +186,7 @@ def main() -> None:
             )
 
         _setup(cache)
-        from dpnotes.synth.superquail import paper_alpha
+        from dpnotes.importance.superquail import paper_alpha
 
         task = _task()
         print(

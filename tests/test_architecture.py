@@ -6,6 +6,7 @@ DESIGN.md's rules, checked by reading the source (nothing is imported):
   mechanisms, bounds, metrics, audit, data, report, plotting; then the science (mean,
   synth, dpsgd, importance); then experiments and findings; then lab. The one
   exception: an experiment module registers itself with ``dpnotes.lab.registry``;
+* the package's parts (``dpnotes.<part>``) import one another without a cycle;
 * no module imports another module's private name (``_x``) or a private module;
 * science modules never import ``dpnotes.experiments`` or ``dpnotes.lab``;
 * no public function is longer than about 100 lines of code (docstring aside);
@@ -122,6 +123,60 @@ def test_layers_import_downward_only():
             if not registering:
                 found.append(f"{module} (layer {mine}) imports {target} ({theirs})")
     assert found == []
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """Which of the package's parts (``dpnotes.<part>``) import which others."""
+    graph: dict[str, set[str]] = {}
+    for module, tree in _sources(PACKAGE):
+        parts = module.split(".")
+        if len(parts) < 2:
+            continue
+        for target, _ in _imports(tree, module):
+            theirs = target.split(".")
+            if len(theirs) > 1 and theirs[1] != parts[1]:
+                graph.setdefault(parts[1], set()).add(theirs[1])
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """Return one cycle of ``graph`` as a path, or None."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_packages_parts_import_each_other_without_a_cycle():
+    # Imports inside functions count too: a lazy import hides a cycle, it does not
+    # remove it. The one allowed edge upward, an experiment registering itself with
+    # the lab, is not a cycle as long as the lab never imports an experiment.
+    cycle = _cycle(_package_graph())
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_the_cycle_check_finds_a_planted_cycle():
+    assert _cycle({"synth": {"importance"}, "importance": {"synth"}}) == [
+        "importance",
+        "synth",
+        "importance",
+    ]
+    assert _cycle({"a": {"b"}, "b": {"c"}}) is None
 
 
 def test_science_never_imports_experiments_or_the_lab():

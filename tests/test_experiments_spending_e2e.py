@@ -41,7 +41,7 @@ def test_registered_with_provenance() -> None:
     exp = get_experiment(NAME)
     assert "Table 1" in exp.figure and "Figures 2, 4, 5" in exp.figure
     hashed = set(exp.code_digests())
-    assert {"dpnotes.synth.superquail", "dpnotes.synth.mst"} <= hashed
+    assert {"dpnotes.importance.superquail", "dpnotes.synth.mst"} <= hashed
     assert "dpnotes.paper_numbers" not in hashed
     assert exp.datasets(exp.config("smoke")) == ["acs/2018/1-Year/psam_p35.csv"]
     assert set(exp.datasets(exp.config("paper"))) == {

@@ -14,9 +14,10 @@ One cell is one data set, one epsilon and one seed. Methods (:data:`METHODS`):
 * ``real_dp``: :class:`~dpnotes.importance.DPLogisticRegression` with the cell's
   epsilon on the real training split;
 * ``mst``: :class:`~dpnotes.synth.mst.MST` with the cell's ``(epsilon, delta)``;
-* ``sq``, ``fsq_bal``, ``fsq_fnr``: :class:`~dpnotes.synth.superquail.SuperQUAIL`
+* ``sq``, ``fsq_bal``, ``fsq_fnr``: :class:`~dpnotes.importance.superquail.SuperQUAIL`
   with the cell's ``(epsilon, delta)``, plain and with ``fairness="bal"`` /
-  ``"fnr"`` (its defaults: ``alpha`` from :func:`~dpnotes.synth.superquail.paper_alpha`,
+  ``"fnr"`` (its defaults: ``alpha`` from
+  :func:`~dpnotes.importance.superquail.paper_alpha`,
   ``gamma = 0.5``, ``beta = 3``, the threshold from one noisy histogram of the
   training records); the groups are the task's public partition of RAC1P (white /
   black / other), the protected group black, the privileged group white.
@@ -70,9 +71,9 @@ from dpnotes.importance import (
     DPLogisticRegression,
     NonPrivateLogisticRegression,
 )
+from dpnotes.importance.superquail import SuperQUAIL
 from dpnotes.lab.registry import Cache, Profile, register
 from dpnotes.synth.mst import MST
-from dpnotes.synth.superquail import SuperQUAIL
 
 __all__ = [
     "CLASSIFIER_METRICS",

@@ -1,4 +1,5 @@
-"""Feature importance under differential privacy: DPSAGE and its ranking metrics.
+"""Feature importance under differential privacy: DPSAGE, its ranking metrics, and
+SuperQUAIL, the synthesizer that spends its budget where DPSAGE says it matters.
 
 * :mod:`dpnotes.importance.classifier` -- a DP logistic regression whose guarantee
   holds (unit-norm rows over public domains, every class present through fixed anchor
@@ -8,6 +9,10 @@
   the non-private "real SAGE" reference.
 * :mod:`dpnotes.importance.ranking` -- nDCG, Jaccard and MAP of the top k (the paper's
   Table 2), with gains and relevance defined.
+* :mod:`dpnotes.importance.superquail` -- SuperQUAIL, FSQ-Bal and FSQ-FNR (the same
+  paper, Algorithm 2 and Section 4): an MST plus DP classifiers of the most important
+  features. It lives here, beside DPSAGE which it calls, so that the import graph has
+  no cycle (:mod:`dpnotes.synth` does not import this package).
 """
 
 from dpnotes.importance.classifier import (
@@ -29,6 +34,7 @@ from dpnotes.importance.ranking import (
     mean_average_precision,
     ndcg_at_k,
 )
+from dpnotes.importance.superquail import SuperQUAIL
 
 __all__ = [
     "LABELS",
@@ -37,6 +43,7 @@ __all__ = [
     "DPSAGEResult",
     "NonPrivateLogisticRegression",
     "SAGEResult",
+    "SuperQUAIL",
     "average_precision_at_k",
     "dpsage",
     "encode_unit_norm",

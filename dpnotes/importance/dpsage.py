@@ -58,7 +58,14 @@ from dpnotes.validation import (
     check_probability,
 )
 
-__all__ = ["LABELS", "DPSAGEResult", "SAGEResult", "dpsage", "real_sage"]
+__all__ = [
+    "LABELS",
+    "DPSAGEResult",
+    "SAGEResult",
+    "check_options",
+    "dpsage",
+    "real_sage",
+]
 
 #: Where the labels of the explained rows come from (see :func:`dpsage`).
 LABELS: tuple[str, ...] = ("synthetic", "model")
@@ -120,7 +127,24 @@ class DPSAGEResult:
     seconds: Mapping[str, float]
 
 
-def _check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
+def check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
+    """Return the keyword options a caller passes on to a part, checked by name.
+
+    Shared by :func:`dpsage` and :class:`~dpnotes.importance.superquail.SuperQUAIL`
+    (their ``mst_options`` and ``classifier_options``).
+
+    Args:
+        options: A mapping of keyword arguments, or None for none.
+        allowed: The keywords the part takes.
+        name: The argument's name, for the error message.
+
+    Returns:
+        A new dict of the options.
+
+    Raises:
+        TypeError: If ``options`` is not a mapping.
+        ValueError: If it names a keyword outside ``allowed``.
+    """
     if options is None:
         return {}
     if not isinstance(options, Mapping):
@@ -281,8 +305,8 @@ def dpsage(
     n_background, thresh, max_permutations, batch_size = _check_sage_cost(
         n_background, thresh, max_permutations, batch_size
     )
-    mst_kw = _check_options(mst_options, _MST_OPTIONS, "mst_options")
-    clf_kw = _check_options(
+    mst_kw = check_options(mst_options, _MST_OPTIONS, "mst_options")
+    clf_kw = check_options(
         classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
     )
     rng = check_rng(rng)

@@ -1,13 +1,9 @@
-"""Differentially private synthetic data: MST, AIM, GEM, SuperQUAIL, stratification.
+"""Differentially private synthetic data: MST, AIM, GEM, stratification.
 
 - :class:`MST`, :class:`AIM` (graphical models estimated with private-pgm's ``mbi``)
   and :class:`GEM` (a torch generator of product distributions) share the interface
   of :class:`~dpnotes.synth.base.Synthesizer`: ``fit(df, domain, *, rng)`` and
   ``sample(n, *, rng)``.
-- :class:`~dpnotes.synth.superquail.SuperQUAIL` (SuperQUAIL, FSQ-Bal, FSQ-FNR) spends
-  its budget on an MST, DP classifiers of the most important features and of the
-  target, and (FSQ) a noisy histogram that tunes the target's threshold; it accounts
-  in ``(epsilon, delta)``.
 - :class:`Stratified` fits one synthesizer per stratum of a public list and samples
   ``n * w_i`` rows from stratum ``i``.
 - :class:`~dpnotes.synth.codebook.Codebook` encodes a user's own table (labels and
@@ -34,7 +30,6 @@ __all__ = [
     "MST",
     "Codebook",
     "Stratified",
-    "SuperQUAIL",
     "Synthesizer",
     "all_kway",
     "check_data",
@@ -54,10 +49,4 @@ def __getattr__(name: str):
         from dpnotes.synth.gem import GEM
 
         return GEM
-    # SuperQUAIL needs dpnotes.importance, which imports this package: load it on
-    # first use to keep the import graph free of cycles.
-    if name == "SuperQUAIL":
-        from dpnotes.synth.superquail import SuperQUAIL
-
-        return SuperQUAIL
     raise AttributeError(f"module 'dpnotes.synth' has no attribute {name!r}")

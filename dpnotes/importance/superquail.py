@@ -100,7 +100,8 @@ from dpnotes.accounting import (
     compose_parallel,
     compose_sequential_approx,
 )
-from dpnotes.importance import DPLogisticRegression, dpsage
+from dpnotes.importance.classifier import DPLogisticRegression
+from dpnotes.importance.dpsage import check_options, dpsage
 from dpnotes.mechanisms import gaussian_sigma, laplace_scale
 from dpnotes.rng import check_rng
 from dpnotes.synth.domain import Domain, check_data, check_domain
@@ -431,23 +432,6 @@ def round_robin(
 # --- helpers ---
 
 
-def _check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(
-            f"{name} must be a mapping of keyword arguments such as "
-            f"{{{allowed[0]!r}: ...}}, got {type(options).__name__}."
-        )
-    unknown = [k for k in options if k not in allowed]
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown option(s) {unknown}; the allowed ones are "
-            f"{list(allowed)}."
-        )
-    return dict(options)
-
-
 def _sage_values(
     classifier: DPLogisticRegression,
     rows: pd.DataFrame,
@@ -696,8 +680,8 @@ class SuperQUAIL:
             max_permutations, "max_permutations", minimum=1
         )
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
-        self.mst_options = _check_options(mst_options, _MST_OPTIONS, "mst_options")
-        self.classifier_options = _check_options(
+        self.mst_options = check_options(mst_options, _MST_OPTIONS, "mst_options")
+        self.classifier_options = check_options(
             classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
         )
         # Check the options' values now (an MST or classifier refuses bad ones).

@@ -1,4 +1,4 @@
-"""Tests for SuperQUAIL, FSQ-Bal and FSQ-FNR (dpnotes.synth.superquail).
+"""Tests for SuperQUAIL, FSQ-Bal and FSQ-FNR (dpnotes.importance.superquail).
 
 Bad input is refused before any fit; the budget spent never exceeds the budget for
 every method and option; runs are deterministic under a seed; sampling replaces
@@ -23,9 +23,8 @@ import pytest
 from dpnotes.accounting import analytic_gaussian_sigma
 from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
 from dpnotes.importance import DPLogisticRegression
-from dpnotes.synth import superquail as sq_module
-from dpnotes.synth.mst import MST
-from dpnotes.synth.superquail import (
+from dpnotes.importance import superquail as sq_module
+from dpnotes.importance.superquail import (
     NotFittedError,
     SuperQUAIL,
     paper_alpha,
@@ -35,6 +34,7 @@ from dpnotes.synth.superquail import (
     threshold_objective,
     tune_threshold,
 )
+from dpnotes.synth.mst import MST
 
 DOMAIN = {"A": 3, "B": 2, "C": 2, "S": 3, "Y": 2}
 DELTA = 1e-6
