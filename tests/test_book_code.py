@@ -1,0 +1,115 @@
+"""The chapters compute nothing a reader would cite: their code stays small.
+
+CONVENTIONS rules 18 and 21: a chapter's numbers come from ``dpnotes.findings`` (and
+the other package modules); chapters call, glue, plot and explain. These checks read
+the chapters' code cells (nothing runs) and hold the line while the code moves out:
+no function is defined in a chapter but small plotting helpers and the few listed
+below, no function name is defined in two chapters, and the chapters' code stays under
+a ceiling that only goes down (the goal is 1,500 lines).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Lines of chapter code (non-blank, non-comment lines of code cells) at most.
+CEILING = 2_510
+
+#: Functions a chapter may define: plotting helpers, and those still to move into the
+#: package (listed so that no new one appears unnoticed).
+ALLOWED = {
+    "book/synthetic/stratified.md": {"plain_log_ticks", "figure_legend", "panel"},
+    "book/stratification/census.md": {"panel_plot"},
+    "book/stratification/coinpress.md": {"sweep_plot"},
+    "book/dpsgd/disparate.md": {"per_epoch"},
+    # To move: the reproducing appendix's table of stored results, a data-file name.
+    "book/appendix/reproducing.md": {
+        "_data",
+        "_device",
+        "_status",
+        "_stamped_by",
+        "_wall",
+    },
+    "book/appendix/data.md": {"short_name"},
+    "book/foundations/dp_basics.md": {"mechanism"},  # the audit's demo mechanism
+}
+
+_DEF = re.compile(r"^\s*def ([A-Za-z_]\w*)\(")
+
+
+def code_lines(text: str) -> list[str]:
+    """The non-blank, non-comment lines of a MyST notebook's code cells."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("```{code-cell}"):
+            inside = True
+            continue
+        if inside and line.startswith("```"):
+            inside = False
+            continue
+        stripped = line.strip()
+        if (
+            inside
+            and stripped
+            and not stripped.startswith("#")
+            and not line.startswith(":tags:")
+            and stripped != "---"
+        ):
+            lines.append(line)
+    return lines
+
+
+def chapters() -> dict[str, list[str]]:
+    return {
+        str(p.relative_to(ROOT)): code_lines(p.read_text())
+        for p in sorted((ROOT / "book").rglob("*.md"))
+        if "_build" not in p.parts
+    }
+
+
+def test_code_lines_counts_only_code_cells():
+    text = "text\n```{code-cell} ipython3\n:tags: [x]\n\n# c\nx = 1\n```\ny = 2\n"
+    assert code_lines(text) == ["x = 1"]
+
+
+def test_chapter_code_stays_under_the_ceiling():
+    total = sum(len(lines) for lines in chapters().values())
+    assert total <= CEILING, (
+        f"{total} lines of chapter code, over {CEILING}: move computations into "
+        "dpnotes.findings (or lower nothing: the ceiling only goes down)."
+    )
+
+
+def test_chapters_define_only_the_listed_functions():
+    found = {
+        path: {m.group(1) for line in lines if (m := _DEF.match(line))}
+        for path, lines in chapters().items()
+    }
+    extra = {
+        path: sorted(names - ALLOWED.get(path, set()))
+        for path, names in found.items()
+        if names - ALLOWED.get(path, set())
+    }
+    assert not extra, (
+        f"functions defined in chapters: {extra}; put them in dpnotes.findings (or "
+        "dpnotes.plotting), test them, and call them from the chapter."
+    )
+
+
+def test_no_function_is_defined_in_two_chapters():
+    seen: dict[str, str] = {}
+    twice = []
+    for path, lines in chapters().items():
+        for line in lines:
+            if (
+                (m := _DEF.match(line))
+                and m.group(1) in seen
+                and seen[m.group(1)] != path
+            ):
+                twice.append(f"{m.group(1)}: {seen[m.group(1)]} and {path}")
+            elif m:
+                seen[m.group(1)] = path
+    assert not twice, f"helpers copied between chapters: {twice}"
