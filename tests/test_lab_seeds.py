@@ -38,8 +38,6 @@ from dpnotes.lab.registry import SEEDINGS, declare_seeding
 EXPERIMENTS = [
     e for e in list_experiments() if e.module.startswith("dpnotes.experiments.")
 ]
-#: Experiments whose test takes over 10 s (three cells of theirs run in it).
-SLOW = {"spending_dpsage", "strat_synth"}
 #: The profile whose first cell is compared, where the smoke profile's cannot show
 #: the seed. spending_e2e's smoke cell (600 rows of ACSMobility-NM) is degenerate:
 #: every private model predicts the majority class (FPR 1, FNR 0) under any seed, so
@@ -61,13 +59,21 @@ EXPECTED_FIXED = {
 
 
 def _param(exp: Experiment) -> pytest.param:
-    marks = [pytest.mark.slow] if exp.name in SLOW else []
+    marks = []
     if list(exp.datasets(exp.config(PROFILE.get(exp.name, "smoke")))):
         marks.append(pytest.mark.data)
     return pytest.param(exp.name, marks=marks, id=exp.name)
 
 
-ROOT = [_param(e) for e in EXPERIMENTS if e.seeding == "root"]
+#: Root-seeded experiments whose cells another test already runs under two streams
+#: (their cells take seconds each): spending_dpsage in
+#: tests/test_experiments_spending.py::test_cell_is_deterministic, strat_synth in
+#: tests/test_experiments_conventions.py (the parity-convention test). That the
+#: runner's root seed reaches a cell's stream is shown here on the others.
+ELSEWHERE = {"spending_dpsage", "strat_synth"}
+ROOT = [
+    _param(e) for e in EXPERIMENTS if e.seeding == "root" and e.name not in ELSEWHERE
+]
 FIXED = [_param(e) for e in EXPERIMENTS if e.seeding != "root"]
 
 
@@ -92,7 +98,8 @@ def test_every_experiment_declares_its_seeding_as_its_code_does():
     assert {e.seeding for e in EXPERIMENTS} <= set(SEEDINGS)
     fixed = {e.name: e.seeding for e in EXPERIMENTS if e.seeding != "root"}
     assert fixed == EXPECTED_FIXED
-    assert len(ROOT) + len(FIXED) == len(EXPERIMENTS) >= 17
+    assert len(ROOT) + len(ELSEWHERE) + len(FIXED) == len(EXPERIMENTS) >= 17
+    assert {get_experiment(n).seeding for n in ELSEWHERE} == {"root"}
 
 
 @pytest.mark.parametrize("name", ROOT)
@@ -102,9 +109,8 @@ def test_a_root_seeded_cell_gives_other_numbers_under_another_root_seed(name):
     cell = get_experiment(name).cells(profile)[0]
     zero = _numbers(run_cell(name, profile, 0, cell))
     one = _numbers(run_cell(name, profile, 1, cell))
-    if name not in SLOW:  # (the slow two: a third run costs CI seconds)
-        again = _numbers(run_cell(name, profile, 1, cell))
-        pd.testing.assert_frame_equal(one, again)  # the seed, not chance, moves them
+    again = _numbers(run_cell(name, profile, 1, cell))
+    pd.testing.assert_frame_equal(one, again)  # the seed, not chance, moves them
     assert list(zero.columns) == list(one.columns) and len(zero) == len(one)
     assert not zero.equals(one), f"{name}: root seeds 0 and 1 gave the same numbers"
 
