@@ -113,21 +113,13 @@ def install_cell(repository: str) -> str:
     ``DPNOTES_RESULTS_DIR``.
     """
     return f'''# In Colab: install dpnotes with its stored results (elsewhere: nothing).
-import os
-import subprocess
-import sys
+import os, subprocess, sys  # noqa: E401
 
-REPOSITORY = "{repository}"  # _config.yml: repository.url
+CLONE = "git clone -q --depth 1 {repository} /content/dpnotes"  # _config.yml
+INSTALL = f"{{sys.executable}} -m pip install -q /content/dpnotes"
 if "google.colab" in sys.modules:
     if not os.path.isdir("/content/dpnotes"):
-        subprocess.run(
-            ["git", "clone", "-q", "--depth", "1", REPOSITORY, "/content/dpnotes"],
-            check=True,
-        )
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "/content/dpnotes"],
-            check=True,
-        )
+        subprocess.run(f"{{CLONE}} && {{INSTALL}}", shell=True, check=True)
     os.environ["DPNOTES_RESULTS_DIR"] = "/content/dpnotes/book/_results"'''
 
 

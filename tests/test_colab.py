@@ -178,12 +178,33 @@ def test_raw_myst_detector():
 def test_install_cell_is_plain_python_that_names_the_repository():
     cell = colab.install_cell("https://github.com/o/r")
     compile(cell, "cell", "exec")
-    assert 'REPOSITORY = "https://github.com/o/r"' in cell
+    assert "git clone -q --depth 1 https://github.com/o/r /content/dpnotes" in cell
     assert "google.colab" in cell
     # Outside Colab it does nothing: no clone, no install, no setting.
     before = dict(os.environ)
     exec(cell, {})
     assert dict(os.environ) == before
+
+
+def test_install_cell_in_colab_clones_installs_and_points_at_the_results(
+    monkeypatch,
+):
+    import subprocess
+    import sys
+    import types
+
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append((a, k)))
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    monkeypatch.delenv("DPNOTES_RESULTS_DIR", raising=False)
+    exec(colab.install_cell("https://github.com/o/r"), {})
+    ((command,), options) = calls[0]
+    assert len(calls) == 1 and options == {"shell": True, "check": True}
+    assert command == (
+        "git clone -q --depth 1 https://github.com/o/r /content/dpnotes && "
+        f"{sys.executable} -m pip install -q /content/dpnotes"
+    )
+    assert os.environ["DPNOTES_RESULTS_DIR"] == "/content/dpnotes/book/_results"
 
 
 # ---------------------------------------------------------- executing two notebooks
