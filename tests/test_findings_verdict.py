@@ -187,6 +187,38 @@ def test_verdict_frame_shows_interval_seeds_and_test_count():
         verdict_frame([])
 
 
+def test_a_claim_verdict_shows_our_tally_and_the_authors_files():
+    from dpnotes.findings.verdict import Verdict
+
+    rows = [
+        Verdict(
+            "Fig. 5: stratifying helps",
+            None,
+            None,
+            "differs",
+            "loses most comparisons",
+            claim="stratifying lowers the error",
+            ours_text="9 of 108 (2 beyond doubt)",
+            authors="26 of 54",
+        ),
+        compare_value("ε", 6.55, estimate([6.55])),
+    ]
+    t = verdict_frame(rows)
+    assert list(t.columns[:4]) == [
+        "quantity",
+        "paper",
+        "authors' files",
+        "ours: mean ± sd [95% interval]",
+    ]
+    assert t.loc[0, "ours: mean ± sd [95% interval]"] == "9 of 108 (2 beyond doubt)"
+    assert t["authors' files"].tolist() == ["26 of 54", "–"]
+    assert t.loc[0, "paper"] == "stratifying lowers the error"
+    # Without the authors' files on any row, the column goes.
+    assert "authors' files" not in verdict_frame(rows[1:]).columns
+    with pytest.raises(TypeError, match="ours_text"):
+        Verdict("q", None, None, "reproduces", "", ours_text=3)
+
+
 # ------------------------------------------------------------- tallies and sentences
 
 

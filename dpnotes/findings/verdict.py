@@ -438,6 +438,11 @@ class Verdict:
         claim: For a direction, what the paper claims (``"SQ above MST"``); "".
         tolerance: The stated tolerance of a value claim.
         decimals: Decimals of the numbers shown.
+        ours_text: Our side as text where it is not one number (a tally, "5 of
+            108, 3 beyond doubt"); shown instead of the estimate.
+        authors: The number or claim of the authors' released files, as text ("" for
+            none); the table shows the column only when a row has one.
+        extra: Further columns, by name, as text.
     """
 
     quantity: str
@@ -449,12 +454,18 @@ class Verdict:
     tolerance: float | None = None
     decimals: int = 3
     extra: Mapping[str, str] = field(default_factory=dict)
+    ours_text: str = ""
+    authors: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.quantity, str) or not self.quantity.strip():
             raise TypeError(
                 "quantity must be a non-empty string naming what is compared."
             )
+        for name in ("reason", "claim", "ours_text", "authors"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, got {type(value).__name__}.")
         if self.outcome not in VERDICTS:
             raise ValueError(
                 f"outcome must be one of {VERDICTS}, got {self.outcome!r}."
@@ -488,11 +499,15 @@ class Verdict:
             "quantity": self.quantity,
             "paper": paper,
             # No-break spaces: a narrow column wraps between numbers, never inside one.
-            "ours (mean ± sd)": "–"
-            if o is None
-            else mean_sd(o.mean, o.sd, decimals=d).replace(" ", _NBSP),
+            "authors' files": self.authors or "–",
+            "ours (mean ± sd)": self.ours_text
+            or (
+                "–"
+                if o is None
+                else mean_sd(o.mean, o.sd, decimals=d).replace(" ", _NBSP)
+            ),
             "95% interval": "–"
-            if o is None
+            if o is None or self.ours_text
             else o.interval_text(d).replace(" ", _NBSP),
             "seeds": 0 if o is None else o.n_seeds,
             "test n": "–" if o is None or o.n_test is None else f"{o.n_test:,}",
@@ -665,8 +680,9 @@ def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     """Tabulate verdicts, one row each, leaving out columns empty in every row.
 
     The columns: quantity, paper, ours (mean ± sd and the 95% interval in one cell),
-    seeds, test n, verdict and why. ``test n`` is dropped when no row has a test
-    count, ``paper`` when no row has a paper's number or claim.
+    seeds, test n, verdict and why (and the authors' files after the paper where a
+    row has them). ``test n`` is dropped when no row has a test count, ``paper`` when
+    no row has a paper's number or claim, ``authors' files`` when no row has them.
 
     Raises:
         TypeError: If an item is not a :class:`Verdict`.
@@ -687,8 +703,9 @@ def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
         ~has_interval, frame["ours (mean ± sd)"] + " " + frame["95% interval"]
     )
     frame = frame.drop(columns=["ours (mean ± sd)", "95% interval"])
-    frame.insert(2, "ours: mean ± sd [95% interval]", ours)
-    for column in ("test n", "paper", "why"):
+    at = list(frame.columns).index("authors' files") + 1
+    frame.insert(at, "ours: mean ± sd [95% interval]", ours)
+    for column in ("authors' files", "test n", "paper", "why"):
         if (frame[column].astype(str).str.strip().isin(["–", ""])).all():
             frame = frame.drop(columns=column)
     return frame
