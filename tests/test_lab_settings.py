@@ -10,7 +10,7 @@ from dpnotes.lab import (
     get_experiment,
     load_or_run,
     load_stored,
-    profile_with_env,
+    profile_with,
     run,
     split_profile,
 )
@@ -118,15 +118,23 @@ def test_a_derived_result_lives_beside_the_base_and_says_how_to_rerun(tmp_path, 
     ]
 
 
-def test_the_environment_points_loads_at_derived_profiles(tmp_path, monkeypatch):
+def test_a_chapter_names_the_settings_it_loads(tmp_path, monkeypatch):
     run(NAME, "smoke", root=tmp_path, progress=False)
-    monkeypatch.setenv("DPNOTES_SET", "arms=2,state=NY")
-    # The toy has arms but no state: only its own setting applies.
-    assert profile_with_env(NAME, "smoke") == "smoke@arms=2"
-    assert profile_with_env(NAME, "smoke@arms=1") == "smoke@arms=1"
-    assert profile_with_env("strat_mean_census", "paper") == "paper@state=NY"
-    loaded = load_or_run(NAME, prefer=("smoke",), fallback="smoke", root=tmp_path)
+    assert profile_with(NAME, "smoke", {"arms": 2}) == "smoke@arms=2"
+    assert profile_with(NAME, "smoke@arms=1", {"arms": 2}) == "smoke@arms=1"
+    assert profile_with(NAME, "smoke", None) == "smoke"
+    assert profile_with("strat_mean_census", "paper", {"state": "NY"}) == (
+        "paper@state=NY"
+    )
+    loaded = load_or_run(
+        NAME, prefer=("smoke",), fallback="smoke", root=tmp_path, settings={"arms": 2}
+    )
     assert loaded.profile == "smoke@arms=2" and loaded.table["arm"].nunique() == 2
-    monkeypatch.setenv("DPNOTES_SET", "arms")
-    with pytest.raises(ValueError, match="KEY=VALUE"):
-        profile_with_env(NAME, "smoke")
+    # Without settings the base profile loads: nothing in the environment moves it.
+    monkeypatch.setenv("DPNOTES_SET", "arms=2")
+    plain = load_or_run(NAME, prefer=("smoke",), fallback="smoke", root=tmp_path)
+    assert plain.profile == "smoke" and plain.table["arm"].nunique() != 2
+    with pytest.raises(ValueError, match="no setting state"):
+        profile_with(NAME, "smoke", {"state": "NY"})
+    with pytest.raises(TypeError, match="mapping"):
+        profile_with(NAME, "smoke", ["arms=2"])

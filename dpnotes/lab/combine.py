@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from dpnotes.lab.registry import get_experiment
-from dpnotes.lab.runner import load_or_run, load_stored, profile_with_env
+from dpnotes.lab.runner import load_or_run, load_stored, profile_with
 from dpnotes.lab.store import StoredResult
 
 __all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
@@ -171,6 +171,7 @@ def load_per_dataset(
     *,
     profiles: Sequence[str] = ("paper", "quick"),
     root: str | os.PathLike[str] | None = None,
+    settings: Mapping[str, object] | None = None,
 ) -> Combined:
     """Return an experiment's rows, per data set, from the best stored profile.
 
@@ -187,6 +188,8 @@ def load_per_dataset(
         name: The experiment; its grid cells must have ``dataset`` and ``seed`` keys.
         profiles: Profiles in order of preference; the last one is the fallback.
         root: The results root (default: the configured one).
+        settings: Settings of the derived profiles to load instead (``{"state":
+            "NY"}``: :func:`~dpnotes.lab.runner.profile_with`).
 
     Returns:
         A :class:`Combined` with the concatenated rows and their sources.
@@ -197,7 +200,7 @@ def load_per_dataset(
     """
     if not profiles:
         raise ValueError("profiles is empty; name at least one, e.g. ('quick',).")
-    *first, last = [profile_with_env(name, p) for p in profiles]
+    *first, last = [profile_with(name, p, settings) for p in profiles]
     stored: list[StoredResult] = []
     for profile in first:
         result = load_stored(name, profile, root=root, allow_partial=True)

@@ -40,7 +40,6 @@ from dpnotes.lab.fingerprint import code_digests
 __all__ = [
     "PROFILES",
     "SEEDINGS",
-    "SET_ENV",
     "Cache",
     "Experiment",
     "Profile",
@@ -66,11 +65,6 @@ PROFILES: tuple[str, ...] = ("smoke", "quick", "paper")
 #: seed; ``"grid"``, its cells seed themselves from the ``seed`` key of their grid (the
 #: root seed never reaches them); ``"none"``, its cells draw no random numbers at all.
 SEEDINGS: tuple[str, ...] = ("root", "grid", "none")
-
-#: Environment variable of settings that every experiment having them takes from the
-#: command line's ``--set`` (e.g. ``state=NY``), so that a book build loads the derived
-#: profiles' results: ``DPNOTES_SET="state=NY"``.
-SET_ENV = "DPNOTES_SET"
 
 # Characters a setting's key or value may not hold: they separate the parts of a derived
 # profile's name, which is also a folder name.

@@ -29,7 +29,6 @@ import pandas as pd
 from tqdm import tqdm
 
 from dpnotes.lab.registry import (
-    SET_ENV,
     Experiment,
     check_profile,
     config_hash,
@@ -56,7 +55,7 @@ __all__ = [
     "checkpoint",
     "load_or_run",
     "load_stored",
-    "profile_with_env",
+    "profile_with",
     "provenance",
     "run",
     "stale_reason",
@@ -1014,33 +1013,40 @@ def stale_reason(
     return "code, settings or version changed"
 
 
-def profile_with_env(name: str, profile: str) -> str:
-    """Return ``profile`` with the settings of ``$DPNOTES_SET`` that ``name`` has.
+def profile_with(
+    name: str, profile: str, settings: Mapping[str, object] | None = None
+) -> str:
+    """Return ``profile`` with ``settings`` changed: the derived profile to load.
 
-    ``DPNOTES_SET="state=NY"`` makes every experiment that has a ``state`` setting load
-    (and, where nothing is stored, compute) the derived profile ``"<profile>@state=NY"``
-    (:func:`~dpnotes.lab.registry.split_profile`); experiments without it are left as
-    they are. Settings already in ``profile`` win. This is how a book build follows a
-    run with ``--set``.
+    ``profile_with("strat_mean_census", "paper", {"state": "NY"})`` is
+    ``"paper@state=NY"`` (:func:`~dpnotes.lab.registry.split_profile`), the profile a
+    run with ``--set state=NY`` stores. A chapter that loads another state's results
+    says so in its own code, by passing ``settings`` to :func:`load_or_run`; nothing
+    in the environment changes which result a chapter loads. Settings already in
+    ``profile`` win.
 
     Raises:
-        ValueError: If ``$DPNOTES_SET`` is not ``KEY=VALUE[,KEY=VALUE...]``.
+        ValueError: If the experiment has no such setting (a chapter asking for a
+            state of an experiment that has none), or a value is empty.
     """
-    text = os.environ.get(SET_ENV, "").strip()
-    if not text:
+    if not settings:
         return profile
-    base, settings = split_profile(profile)
+    if not isinstance(settings, Mapping):
+        raise TypeError(
+            f"settings must be a mapping such as {{'state': 'NY'}}, got "
+            f"{type(settings).__name__}."
+        )
+    base, derived = split_profile(profile)
     own = set(get_experiment(name).settings(base))
-    for item in text.split(","):
-        key, eq, value = item.strip().partition("=")
-        if not (eq and key and value):
-            raise ValueError(
-                f"{SET_ENV}={text!r}: give settings as KEY=VALUE, separated by commas "
-                "(e.g. state=NY)."
-            )
-        if key in own:
-            settings.setdefault(key, value)
-    return derived_profile(base, settings)
+    unknown = sorted(set(settings) - own)
+    if unknown:
+        raise ValueError(
+            f"{name} has no setting {', '.join(map(str, unknown))}; its settings are "
+            f"{sorted(own)}."
+        )
+    for key, value in settings.items():
+        derived.setdefault(str(key), str(value))
+    return derived_profile(base, derived)
 
 
 def load_or_run(
@@ -1052,6 +1058,7 @@ def load_or_run(
     root: str | os.PathLike[str] | None = None,
     progress: bool = False,
     allow_partial: bool = False,
+    settings: Mapping[str, object] | None = None,
 ) -> StoredResult:
     """Return the best current stored result of an experiment, else compute one.
 
@@ -1060,9 +1067,9 @@ def load_or_run(
     ignored, and so is an unfinished run's partial result unless ``allow_partial``
     (then ``result.partial`` is true and ``result.caption()`` says how many cells it
     holds). If none matches it runs the ``fallback`` profile (default ``quick``, or
-    the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it. Every profile
-    takes the settings of ``$DPNOTES_SET`` that the experiment has
-    (:func:`profile_with_env`).
+    the environment variable ``DPNOTES_FALLBACK_PROFILE``) and stores it. With
+    ``settings`` (``{"state": "NY"}``) every profile is the derived one of
+    :func:`profile_with`.
 
     Raises:
         ValueError: For a root seed the experiment refuses (:func:`run`'s ``seed``),
@@ -1071,15 +1078,15 @@ def load_or_run(
             missing and cannot be downloaded, before any cell runs.
     """
     _check_seed(seed, get_experiment(name))
-    prefer = [profile_with_env(name, p) for p in prefer]
+    prefer = [profile_with(name, p, settings) for p in prefer]
     for profile in prefer:
         stored = load_stored(
             name, profile, root=root, seed=seed, allow_partial=allow_partial
         )
         if stored is not None:
             return stored
-    fallback = profile_with_env(
-        name, fallback or os.environ.get(FALLBACK_ENV) or "quick"
+    fallback = profile_with(
+        name, fallback or os.environ.get(FALLBACK_ENV) or "quick", settings
     )
     _check_profile(fallback)
     # Another process (a second notebook) may be computing the same result: wait for
