@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 import torch.nn.functional as F
+from _timing import machine_line
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -143,6 +144,7 @@ def main() -> None:
             x, y, groups, args.batch, "functorch"
         )
     n_params = sum(p.numel() for p in paper_cnn(0).parameters())
+    print(machine_line())
     print(
         f"paper MNIST CNN ({n_params:,} parameters), batch {args.batch}, "
         f"{args.steps} steps per epoch, {torch.get_num_threads()} thread(s)"
@@ -163,6 +165,7 @@ def main() -> None:
     vs_sgd = rate["dpsgd_f[bookkeeping]"] / rate["sgd"]
     vs_opacus = rate["dpsgd_f[bookkeeping]"] / rate["opacus_dpsgd"]
     print(f"ratio dpsgd_f_vs_sgd={vs_sgd:.3f} dpsgd_f_vs_opacus_dpsgd={vs_opacus:.3f}")
+    print(f"after: {machine_line()}")
 
 
 if __name__ == "__main__":
