@@ -234,8 +234,8 @@ def test_list_says_why_a_stored_result_is_stale(tmp_path, monkeypatch, capsys):
     assert stale_reason("toy_for_tests", "quick", root=tmp_path) == "settings changed"
 
 
-def test_interrupted_write_leaves_nothing_trusted(tmp_path, monkeypatch):
-    run("toy_for_tests", "quick", seed=0, root=tmp_path, progress=False)
+def test_interrupted_write_keeps_the_previous_result(tmp_path, monkeypatch):
+    first = run("toy_for_tests", "quick", seed=0, root=tmp_path, progress=False)
     folder = tmp_path / "toy_for_tests" / "quick"
     real_write = store_mod.atomic_write_bytes
 
@@ -248,10 +248,11 @@ def test_interrupted_write_leaves_nothing_trusted(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run("toy_for_tests", "quick", seed=0, root=tmp_path, progress=False)
     monkeypatch.undo()
-    # The new table is in place but the old meta was removed first: nothing is trusted.
-    assert (folder / "results.csv").exists()
-    assert read_result(folder, experiment="toy_for_tests", profile="quick") is None
-    assert load_stored("toy_for_tests", "quick", root=tmp_path) is None
+    # The old meta.json and its table were never touched: the result is still there.
+    kept = load_stored("toy_for_tests", "quick", root=tmp_path)
+    assert kept is not None
+    pd.testing.assert_frame_equal(kept.table, first.table)
+    assert read_result(folder, experiment="toy_for_tests", profile="quick") is not None
 
 
 def test_truncated_table_is_not_trusted(tmp_path):
@@ -303,6 +304,45 @@ def test_large_tables_are_stored_compressed_and_read_back(tmp_path, small_thresh
     # ... and back again: the stale plain table is removed.
     store_mod.write_result(folder, table, meta)
     assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.csv.gz"]
+
+
+def test_a_write_killed_at_any_moment_leaves_a_complete_result(tmp_path, monkeypatch):
+    folder = tmp_path / "exp" / "paper"
+    meta = {"experiment": "exp", "profile": "paper"}
+    old = _big_table(50)
+    store_mod.write_result(folder, old, meta)
+    new = _big_table(60, seed=1)
+    real_replace = store_mod.os.replace
+    # Kill after the k-th replace (k = 1: the new table is in place, meta not yet).
+    for k in (1, 2):
+        calls = []
+
+        def dying(src, dst, k=k, calls=calls):
+            calls.append(dst)
+            if len(calls) > k:
+                raise KeyboardInterrupt("killed")
+            return real_replace(src, dst)
+
+        monkeypatch.setattr(store_mod.os, "replace", dying)
+        if k == 1:
+            with pytest.raises(KeyboardInterrupt):
+                store_mod.write_result(folder, new, meta)
+            back = read_result(folder, experiment="exp", profile="paper")
+            # The old result is still trusted: its table was never touched.
+            assert back is not None and len(back.table) == 50
+        else:
+            store_mod.write_result(folder, new, meta)
+        monkeypatch.setattr(store_mod.os, "replace", real_replace)
+    back = read_result(folder, experiment="exp", profile="paper")
+    assert back is not None and len(back.table) == 60
+    # The new table went to the other name; the old one is gone once meta switched.
+    assert back.meta["table"] == "results.1.csv"
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.1.csv"]
+    # An equal table keeps its file (no rename for git to see); another one swaps back.
+    store_mod.write_result(folder, new, meta)
+    assert (folder / "results.1.csv").is_file()
+    store_mod.write_result(folder, old, meta)
+    assert sorted(p.name for p in folder.iterdir()) == ["meta.json", "results.csv"]
 
 
 def test_damaged_compressed_table_is_not_trusted(tmp_path, small_threshold):

@@ -14,11 +14,13 @@ Layout under the store root (``book/_results`` in the repository)::
 ``.run_cache`` is where :class:`RunCache` keeps them.
 
 A result is *trusted* only if ``meta.json`` parses, names the right experiment and
-profile, and the sha256 it records equals that of the table's CSV text. Writing removes
-the old ``meta.json`` first, replaces the table, and writes the new ``meta.json`` last,
-each file through a temporary file and :func:`os.replace`; so a run interrupted at any
-point leaves either the previous trusted result or nothing trusted, never a
-half-written table that a later build would use.
+profile, and the sha256 it records equals that of the table's CSV text. Writing never
+touches the table the current ``meta.json`` names: a new table that differs goes to
+the other of two names (``results.csv`` and ``results.1.csv``, each possibly ``.gz``),
+then ``meta.json`` is replaced in one :func:`os.replace`, and only then are the other
+tables removed. So a run interrupted at any point leaves the previous trusted result
+or the new one, never a half-written table that a later build would use, and never
+nothing where a complete result was.
 
 A table whose CSV text exceeds ``COMPRESS_ABOVE`` bytes is stored gzip-compressed
 as ``results.csv.gz`` (per-epoch, per-group training logs run to megabytes and
@@ -75,6 +77,9 @@ LOCK = ".lock"
 FILE_MODE = 0o644
 TABLE = "results.csv"
 TABLE_GZ = "results.csv.gz"
+#: Every name a stored table may have: the plain and compressed ``results.csv``, and
+#: their alternates, to which a new table goes while the old one is still trusted.
+TABLE_NAMES: tuple[str, ...] = (TABLE, TABLE_GZ, "results.1.csv", "results.1.csv.gz")
 META = "meta.json"
 #: Tables whose CSV text is larger than this many bytes are stored as ``TABLE_GZ``.
 COMPRESS_ABOVE = 1_000_000
@@ -257,25 +262,29 @@ def write_result(
     """
     folder.mkdir(parents=True, exist_ok=True)
     data = table_to_bytes(table)
-    name, stale = (TABLE_GZ, TABLE) if len(data) > COMPRESS_ABOVE else (TABLE, TABLE_GZ)
-    meta = {
-        **meta,
-        "table": name,
-        "table_sha256": sha256_bytes(data),
-        "rows": len(table),
-    }
-    # Untrust the old result before touching its table.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(folder / META)
-    # mtime=0: equal tables give equal files, so git sees no change on a rerun.
-    packed = gzip.compress(data, compresslevel=9, mtime=0) if name == TABLE_GZ else data
-    atomic_write_bytes(folder / name, packed)
+    digest = sha256_bytes(data)
+    compressed = len(data) > COMPRESS_ABOVE
+    # The table meta.json names now, and the digest of what that file holds.
+    current, same = _current_table(folder)
+    if same == digest and current is not None and current.endswith(".gz") == compressed:
+        name = current  # an equal table: nothing to rewrite, no name to change
+    else:
+        names = (
+            (TABLE_GZ, "results.1.csv.gz") if compressed else (TABLE, "results.1.csv")
+        )
+        name = names[1] if current == names[0] else names[0]
+        # mtime=0: equal tables give equal files, so git sees no change on a rerun.
+        packed = gzip.compress(data, compresslevel=9, mtime=0) if compressed else data
+        atomic_write_bytes(folder / name, packed)
+    meta = {**meta, "table": name, "table_sha256": digest, "rows": len(table)}
+    # The switch: one replace of meta.json, from the old table to the new one.
     atomic_write_bytes(
         folder / META, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
     )
-    # The table in the other format, if any, is an older result's: remove it.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(folder / stale)
+    for other in TABLE_NAMES:
+        if other != name:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / other)
     return StoredResult(
         experiment=str(meta.get("experiment")),
         profile=str(meta.get("profile")),
@@ -283,6 +292,31 @@ def write_result(
         meta=meta,
         path=folder,
     )
+
+
+def _current_table(folder: Path) -> tuple[str | None, str | None]:
+    """The table file the current ``meta.json`` names, and the sha256 of its CSV text.
+
+    The digest is of the file as it is on disk (``None`` if it cannot be read), not
+    the one ``meta.json`` records; ``(None, None)`` without a readable ``meta.json``
+    naming a known table.
+    """
+    try:
+        meta = json.loads((folder / META).read_text())
+    except (OSError, ValueError):
+        return None, None
+    if not isinstance(meta, dict):
+        return None, None
+    name = meta.get("table", TABLE)
+    if name not in TABLE_NAMES:
+        return None, None
+    try:
+        data = (folder / name).read_bytes()
+        if name.endswith(".gz"):
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        return name, None
+    return name, sha256_bytes(data)
 
 
 def inspect_result(
@@ -298,7 +332,7 @@ def inspect_result(
     try:
         meta = json.loads((folder / META).read_text())
     except FileNotFoundError:
-        tables = [n for n in (TABLE, TABLE_GZ) if (folder / n).is_file()]
+        tables = [n for n in TABLE_NAMES if (folder / n).is_file()]
         return None, (f"{tables[0]} without {META}" if tables else None)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         return None, f"{META} does not parse ({err.__class__.__name__})"
@@ -306,11 +340,11 @@ def inspect_result(
         return None, f"{META} is not a JSON object"
     # Results written before compression existed have no "table" entry.
     name = meta.get("table", TABLE)
-    if name not in (TABLE, TABLE_GZ):
+    if name not in TABLE_NAMES:
         return None, f"{META} names an unknown table file {name!r}"
     try:
         data = (folder / name).read_bytes()
-        if name == TABLE_GZ:
+        if name.endswith(".gz"):
             data = gzip.decompress(data)
     except FileNotFoundError:
         return None, f"{name} is missing"
@@ -355,7 +389,7 @@ def stored_seeds(
 ) -> list[int]:
     """Return the root seeds that have a folder for ``experiment`` and ``profile``."""
     folder = results_root(root) / experiment / profile
-    seeds = [0] if any((folder / n).is_file() for n in (META, TABLE, TABLE_GZ)) else []
+    seeds = [0] if any((folder / n).is_file() for n in (META, *TABLE_NAMES)) else []
     for sub in sorted(folder.glob("seed-*")) if folder.is_dir() else []:
         tail = sub.name.removeprefix("seed-")
         if tail.isdigit() and int(tail) > 0 and sub.is_dir():
