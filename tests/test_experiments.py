@@ -575,9 +575,36 @@ def test_sigterm_stops_the_cli_run_and_keeps_finished_cells(
     assert main([*args, "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert "interrupted (signal 15)" in err and "run the same command again" in err
+    assert "1 of 3 cells are stored as a partial result" in err
     assert signal.getsignal(signal.SIGTERM) is before, "handler must be restored"
     partial = load_stored("toy_for_tests", "smoke", root=tmp_path, allow_partial=True)
     assert partial is not None and list(partial.table["arm"].unique()) == ["a"]
+
+
+def test_an_interrupt_before_any_cell_says_nothing_was_stored(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("TOY_SIGTERM_ON", "a")
+    args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
+    assert main([*args, "--seed", "2", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "no cell finished, so nothing was stored" in err
+    assert "partial result" not in err
+
+
+def test_a_negative_or_endless_wait_is_refused_before_anything(tmp_path, capsys):
+    for wait in (-5, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="finite number of seconds >= 0"):
+            run("toy_for_tests", "smoke", root=tmp_path, progress=False, wait=wait)
+    args = ["--results", str(tmp_path), "run", "toy_for_tests", "--profile", "smoke"]
+    assert main([*args, "--wait", "-5"]) == 2
+    assert "finite number of seconds >= 0" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir()), "nothing stored, no folder made"
+
+
+def test_list_names_the_results_folder_it_reads(tmp_path, capsys):
+    assert main(["--results", str(tmp_path), "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"results folder: {tmp_path}"
 
 
 def test_no_progress_hides_the_bars_that_cells_draw(tmp_path, monkeypatch, capfd):

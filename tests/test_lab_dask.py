@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.server
 import time
 
 import pandas as pd
@@ -13,6 +14,13 @@ from dpnotes.lab.cli import main
 distributed = pytest.importorskip("distributed")
 
 NAME = "dp_group_error"  # three cells, real data, a few seconds
+
+
+class _Quiet(http.server.BaseHTTPRequestHandler):
+    """An HTTP server's handler that answers nothing a Dask client understands."""
+
+    def log_message(self, *args):  # keep the test's output clean
+        pass
 
 
 @pytest.mark.slow
@@ -51,4 +59,30 @@ def test_a_scheduler_that_is_not_there_is_a_clear_error(tmp_path, capsys, monkey
     err = capsys.readouterr().err
     assert "no Dask scheduler answered at 'tcp://127.0.0.1:9' within 2 s" in err
     assert time.perf_counter() - started < 15
+    assert not any(tmp_path.iterdir()), "nothing stored, no folder made"
+
+
+def test_a_server_that_is_not_a_scheduler_is_a_clear_error_not_a_hang(
+    tmp_path, capsys, monkeypatch
+):
+    import threading
+
+    from dpnotes.lab import runner
+
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
+    monkeypatch.setattr(runner, "_CONNECT_GRACE_S", 1)
+    # Threads per connection: a handler stuck reading the client never blocks shutdown.
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"tcp://127.0.0.1:{server.server_address[1]}"
+        started = time.perf_counter()
+        args = ["--results", str(tmp_path), "run", NAME, "--profile", "smoke"]
+        assert main([*args, "--scheduler", address]) == 2
+        assert time.perf_counter() - started < 10
+    finally:
+        server.shutdown()
+    err = capsys.readouterr().err
+    assert f"no Dask scheduler answered at {address!r} within 1 s" in err
+    assert "nothing answered as a scheduler would" in err
     assert not any(tmp_path.iterdir()), "nothing stored, no folder made"

@@ -24,6 +24,7 @@ from dpnotes.lab.runner import checkpoint, run, stale_reason
 from dpnotes.lab.store import (
     RunLocked,
     inspect_result,
+    read_result,
     result_folder,
     results_root,
     stored_seeds,
@@ -63,6 +64,7 @@ def _stored_profiles(root: str | None, name: str) -> list[str]:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    print(f"results folder: {results_root(args.results)}")
     rows = []
     experiments = list_experiments()
     for exp in experiments:
@@ -88,6 +90,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
         figure = f" ({exp.figure})" if exp.figure else ""
         print(f"{exp.name:<{width}}  {exp.title}{figure}")
     return 0
+
+
+#: What each profile costs, for ``--profile``'s help.
+PROFILE_HELP = (
+    "smoke: seconds (what the tests run); quick (default): minutes on a 2-core "
+    "CPU, what a book build computes when nothing is stored; paper: the papers' "
+    "settings, from minutes (the census tables) to many CPU hours (the DPSGD-F and "
+    "synthesis grids: run those with --jobs or --scheduler, or on a GPU)"
+)
 
 
 def _interrupt_on_sigterm(signum, frame) -> None:
@@ -217,8 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--results",
         default=None,
-        help="results store (default: book/_results of this repository, or "
-        "$DPNOTES_RESULTS_DIR)",
+        help="results folder (default: $DPNOTES_RESULTS_DIR; else book/_results of "
+        "the book's repository that holds the current directory; else "
+        "./dpnotes_results); `list` prints the one it reads",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     p_list = sub.add_parser(
@@ -248,11 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Ctrl-C, or ``kill`` (see _interrupt_on_sigterm): the runner has stored the
         # finished cells; say so instead of printing a traceback.
         how = str(err) or "Ctrl-C"
-        print(
-            f"interrupted ({how}): the finished cells are stored as a partial result; "
-            "run the same command again to compute the rest.",
-            file=sys.stderr,
-        )
+        print(f"interrupted ({how}): {_what_was_kept(args)}", file=sys.stderr)
         return 130
     except concurrent.futures.BrokenExecutor:
         if args.func is not _cmd_run:
@@ -262,11 +270,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         # every cell in flight, and the runner has stored the finished ones.
         print(
             "a worker process ended abruptly (killed by a signal, or out of memory: "
-            "try fewer --jobs): the finished cells are stored as a partial result; "
-            "run the same command again to compute the rest.",
+            f"try fewer --jobs): {_what_was_kept(args)}",
             file=sys.stderr,
         )
         return 1
+
+
+def _what_was_kept(args: argparse.Namespace) -> str:
+    """Say what an interrupted ``run`` left stored: a partial result, or nothing new."""
+    try:
+        profile = _profile(args)
+        stored = read_result(
+            result_folder(args.results, args.name, profile, args.seed),
+            experiment=args.name,
+            profile=profile,
+        )
+    except (ValueError, OSError):
+        stored = None
+    again = "run the same command again to compute the rest."
+    if stored is not None and stored.partial:
+        done = len(stored.meta.get("cells_done", []))
+        total = stored.meta.get("cells", "?")
+        return f"{done} of {total} cells are stored as a partial result; {again}"
+    if stored is not None:
+        return "no cell of this run finished; the result stored before it is unchanged."
+    return "no cell finished, so nothing was stored; run the same command again."
 
 
 if __name__ == "__main__":
@@ -289,7 +317,9 @@ def _add_run(sub) -> None:
     """Add the ``run`` command."""
     p_run = sub.add_parser("run", help="run one experiment and store its results")
     p_run.add_argument("name", help="experiment name (see `list`)")
-    p_run.add_argument("--profile", choices=PROFILES, default="quick")
+    p_run.add_argument(
+        "--profile", choices=PROFILES, default="quick", help=PROFILE_HELP
+    )
     _add_set(p_run)
     p_run.add_argument(
         "--seed",

@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ from dpnotes.lab.store import (
     RunCache,
     StoredResult,
     atomic_write_bytes,
+    check_wait,
     read_result,
     result_folder,
     results_root,
@@ -441,6 +443,7 @@ def run(
     _check_profile(profile)
     seed = _check_seed(seed)
     jobs = _check_jobs(jobs)
+    wait = check_wait(wait)
     experiment = get_experiment(name)
     experiment.check_seed(seed)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
@@ -632,6 +635,8 @@ def _executor(
 
 #: Seconds to wait for a Dask scheduler to answer before giving up.
 SCHEDULER_TIMEOUT_S = 10
+# Beyond that timeout, seconds the client's start may take before it is abandoned.
+_CONNECT_GRACE_S = 5
 
 
 @contextlib.contextmanager
@@ -652,15 +657,36 @@ def _dask_executor(address: str) -> Iterator[concurrent.futures.Executor]:
             "running on a Dask scheduler needs the optional extra 'cluster': "
             "pip install 'dpnotes[cluster]'."
         ) from None
-    try:
-        client = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
-    except (OSError, TimeoutError, ValueError) as err:
+    # The whole start under a deadline: a server that is not a Dask scheduler (an
+    # HTTP server on that port) accepts the connection and never answers the
+    # handshake, and Client's own timeout does not cover that wait.
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+        except BaseException as err:  # handed to the caller below
+            box["error"] = err
+
+    thread = threading.Thread(target=connect, name="dpnotes-dask-connect", daemon=True)
+    thread.start()
+    thread.join(SCHEDULER_TIMEOUT_S + _CONNECT_GRACE_S)
+    err = box.get("error")
+    if thread.is_alive() or isinstance(err, (OSError, TimeoutError, ValueError)):
+        why = (
+            "the connection opened but nothing answered as a scheduler would"
+            if thread.is_alive()
+            else f"{err.__class__.__name__}: {err}"
+        )
         raise ValueError(
             f"no Dask scheduler answered at {address!r} within {SCHEDULER_TIMEOUT_S} s "
-            f"({err.__class__.__name__}: {err}); start one with `dask scheduler` and "
+            f"({why}); start one with `dask scheduler` and "
             "workers with `dask worker ADDRESS`, or run without --scheduler to use "
             "local processes. Nothing was changed."
         ) from None
+    if err is not None:
+        raise err
+    client = box["client"]
     try:
         yield client.get_executor(pure=False)
     finally:

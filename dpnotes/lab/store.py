@@ -40,6 +40,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import tempfile
@@ -61,6 +62,7 @@ __all__ = [
     "RunLocked",
     "StoredResult",
     "atomic_write_bytes",
+    "check_wait",
     "inspect_result",
     "read_result",
     "result_folder",
@@ -401,6 +403,25 @@ class RunLocked(RuntimeError):
     """Another process is running the same experiment, profile and seed."""
 
 
+def check_wait(wait: object) -> float:
+    """Return ``wait`` (seconds to wait for a lock) as a float, or refuse it.
+
+    filelock reads a negative timeout as "wait forever"; a run must never hang on a
+    typo, so only a finite number of seconds, ``0`` or more, is taken.
+
+    Raises:
+        ValueError: If ``wait`` is not a finite number of seconds ``>= 0``.
+    """
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)):
+        raise ValueError(f"wait must be a number of seconds, got {wait!r}.")
+    if not math.isfinite(wait) or wait < 0:
+        raise ValueError(
+            f"wait must be a finite number of seconds >= 0 (0 refuses at once), got "
+            f"{wait!r}."
+        )
+    return float(wait)
+
+
 @contextlib.contextmanager
 def run_lock(folder: Path, *, wait: float = 0.0, what: str = "this result"):
     """Hold the lock of a result folder while a run or a restamp writes there.
@@ -413,6 +434,7 @@ def run_lock(folder: Path, *, wait: float = 0.0, what: str = "this result"):
     Raises:
         RunLocked: If another process holds the lock after ``wait`` seconds.
     """
+    wait = check_wait(wait)
     folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(folder / LOCK), mode=FILE_MODE)
     try:
