@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from dpnotes.importance.classifier import DPLogisticRegression
-from dpnotes.importance.dpsage import LABELS, dpsage, real_sage
+from dpnotes.importance.dpsage import LABELS, dpsage, dpsage_groups, real_sage
 from dpnotes.synth.mst import MST
 
 DOMAIN = {"A": 3, "B": 2, "C": 2, "Y": 2}
@@ -308,3 +308,129 @@ def test_dpsage_end_to_end_on_new_mexico_employment():
     # Age is by far the strongest predictor of employment (ages 17-89).
     assert res.ranking[0] == "AGEP"
     assert seconds < 60, seconds
+
+
+# --- DPSAGE per group -----------------------------------------------------------------
+
+#: A partition of A's codes: group "a0" (code 0) and "rest" (codes 1 and 2).
+GROUPS = {"a0": (0,), "rest": (1, 2)}
+
+
+def run_groups(df=None, *, epsilon=1.0, seed=0, **kw):
+    args = {**FAST, **kw}
+    return dpsage_groups(
+        make_data() if df is None else df,
+        DOMAIN,
+        target="Y",
+        sensitive="A",
+        groups=GROUPS,
+        epsilon=epsilon,
+        delta=DELTA,
+        rng=np.random.default_rng(seed),
+        **args,
+    )
+
+
+GROUP_BAD = [
+    ({"sensitive": "Y"}, ValueError, "cannot be the target"),
+    ({"sensitive": "Z"}, ValueError, "not an attribute"),
+    ({"groups": {"a0": (0,), "a1": (1,)}}, ValueError, "partition"),
+    ({"groups": {"a0": (0, 1), "rest": (1, 2)}}, ValueError, "partition"),
+    ({"groups": {"a0": (), "rest": (0, 1, 2)}}, ValueError, "no codes"),
+    ({"groups": [(0,), (1, 2)]}, TypeError, "mapping"),
+    ({"group_split": "halves"}, ValueError, "group_split"),
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+]
+
+
+@pytest.mark.parametrize("change, error, match", GROUP_BAD)
+def test_dpsage_groups_refuses_bad_input_before_any_fit(change, error, match):
+    kw = {
+        "target": "Y",
+        "sensitive": "A",
+        "groups": GROUPS,
+        "epsilon": 1.0,
+        "delta": DELTA,
+        "rng": np.random.default_rng(0),
+        **FAST,
+        **change,
+    }
+    a, b = _no_fits()
+    with a, b, pytest.raises(error, match=match):
+        dpsage_groups(make_data(), DOMAIN, **kw)
+
+
+def test_dpsage_groups_refuses_a_group_without_records():
+    df = make_data()
+    df = df[df.A != 0]
+    a, b = _no_fits()
+    with a, b, pytest.raises(ValueError, match=r"\['a0'\] have no training records"):
+        run_groups(df)
+
+
+@pytest.mark.parametrize("split", ["parallel", "even"])
+def test_dpsage_groups_budget_one_classifier_per_group(split):
+    res = run_groups(epsilon=2.0, gamma=0.25, group_split=split)
+    assert list(res.classifiers) == list(res.rankings) == ["a0", "rest"]
+    each = 1.5 if split == "parallel" else 0.75
+    for clf in res.classifiers.values():
+        assert clf.epsilon == pytest.approx(each)
+    assert res.synthesizer.epsilon == pytest.approx(0.5)
+    # Parallel: the classifiers together cost one share; even: the sum of halves.
+    assert res.budget.epsilon == pytest.approx(2.0, rel=1e-9)
+    assert res.budget.epsilon <= 2.0 * (1 + 1e-9) and res.budget.delta <= DELTA
+    for name, ranking in res.rankings.items():
+        values = res.values[name]
+        assert sorted(ranking) == sorted(values.index) == ["A", "B", "C"]
+        assert list(values[list(ranking)]) == sorted(values, reverse=True)
+
+
+def test_dpsage_groups_explains_each_group_on_its_own_synthetic_rows():
+    import sage
+
+    seen = []
+    original_call = sage.PermutationEstimator.__call__
+
+    def recording_call(self, X, Y=None, **kw):
+        seen.append(np.array(X))
+        return original_call(self, X, Y, **kw)
+
+    with mock.patch.object(sage.PermutationEstimator, "__call__", recording_call):
+        res = run_groups()
+    features = list(res.classifiers["a0"].features_)
+    a = features.index("A")
+    assert len(seen) == 2
+    assert set(np.unique(seen[0][:, a])) <= {0}
+    assert set(np.unique(seen[1][:, a])) <= {1, 2}
+    assert all(len(x) == FAST["n_samples"] for x in seen)
+
+
+def test_dpsage_groups_is_deterministic_and_superquail_runs_it():
+    from dpnotes.importance.superquail import SuperQUAIL
+
+    first, second = run_groups(seed=3), run_groups(seed=3)
+    assert first.rankings == second.rankings
+    for name in GROUPS:
+        pd.testing.assert_series_equal(first.values[name], second.values[name])
+    # FSQ's first step is this function, on its alpha share of the budget.
+    model = SuperQUAIL(
+        epsilon=2.0,
+        delta=DELTA,
+        fairness="bal",
+        sensitive="A",
+        protected=0,
+        groups=GROUPS,
+        alpha=0.5,
+        beta=1,
+        n_samples=FAST["n_samples"],
+        n_background=FAST["n_background"],
+        max_permutations=FAST["max_permutations"],
+        batch_size=FAST["batch_size"],
+        mst_options=FAST["mst_options"],
+    )
+    with mock.patch(
+        "dpnotes.importance.superquail.dpsage_groups", wraps=dpsage_groups
+    ) as spy:
+        model.fit(make_data(), DOMAIN, target="Y", rng=np.random.default_rng(0))
+    assert spy.call_count == 1 and spy.call_args.kwargs["epsilon"] == 1.0
+    assert set(model.rankings_) == set(GROUPS)

@@ -41,7 +41,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpnotes.accounting import ApproxBudget, compose_sequential_approx
+from dpnotes.accounting import (
+    ApproxBudget,
+    compose_parallel,
+    compose_sequential_approx,
+)
 from dpnotes.importance.classifier import (
     CodesClassifier,
     DPLogisticRegression,
@@ -59,11 +63,14 @@ from dpnotes.validation import (
 )
 
 __all__ = [
+    "GROUP_SPLITS",
     "LABELS",
     "DPSAGEResult",
+    "GroupDPSAGEResult",
     "SAGEResult",
     "check_options",
     "dpsage",
+    "dpsage_groups",
     "real_sage",
 ]
 
@@ -73,6 +80,10 @@ LABELS: tuple[str, ...] = ("synthetic", "model")
 _MST_OPTIONS = ("iters", "compress_threshold")
 _CLASSIFIER_OPTIONS = ("C", "max_iter", "tol")
 _MAX_BACKGROUND = 1024  # sage warns above this; the cost grows linearly with it
+#: How :func:`dpsage_groups`'s per-group classifiers share the classifier budget.
+GROUP_SPLITS: tuple[str, ...] = ("parallel", "even")
+_MIN_GROUP_ROWS = 32  # fewer of S's rows of a group than this: use the fallback
+_MAX_DRAW_FACTOR = 16  # rejection sampling draws at most this many times
 
 
 @dataclass(frozen=True)
@@ -124,6 +135,36 @@ class DPSAGEResult:
     target: str
     gamma: float
     labels: str
+    seconds: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class GroupDPSAGEResult:
+    """The output of :func:`dpsage_groups`: one ranking per group, one S for all.
+
+    Attributes:
+        rankings: Group name -> the features, most important first.
+        values: Group name -> SAGE value per feature (a Series).
+        synthesizer: The fitted MST (``gamma * epsilon``), shared by the groups.
+        classifiers: Group name -> its DP logistic regression of the target.
+        budget: The ``(epsilon, delta)`` spent.
+        ledger: ``(what, ApproxBudget)`` for each release, in the order made.
+        target: The target column.
+        gamma: The synthesizer's share of ``epsilon``.
+        group_split: ``"parallel"`` or ``"even"`` (see :func:`dpsage_groups`).
+        seconds: Wall time of each stage: ``"synthesizer"``, ``"classifiers"`` and
+            ``"sage"``.
+    """
+
+    rankings: Mapping[str, tuple[str, ...]]
+    values: Mapping[str, pd.Series]
+    synthesizer: MST
+    classifiers: Mapping[str, DPLogisticRegression]
+    budget: ApproxBudget
+    ledger: tuple[tuple[str, ApproxBudget], ...]
+    target: str
+    gamma: float
+    group_split: str
     seconds: Mapping[str, float]
 
 
@@ -366,6 +407,273 @@ def dpsage(
         target=target,
         gamma=gamma,
         labels=labels,
+        seconds=MappingProxyType(seconds),
+    )
+
+
+def check_groups(
+    groups: Mapping[str, Sequence[int]] | None,
+    size: int,
+    protected: int | None,
+    name: str,
+) -> dict[str, tuple[int, ...]]:
+    """Return the public partition of a sensitive attribute's codes into groups.
+
+    Args:
+        groups: Group name -> codes of the attribute; None: the ``protected`` code
+            against all the others (``{"protected": ..., "other": ...}``).
+        size: The attribute's number of codes.
+        protected: The protected group's code (used when ``groups`` is None).
+        name: The attribute's name, for messages.
+
+    Raises:
+        TypeError: If ``groups`` is not a non-empty mapping.
+        ValueError: If a group has no codes, or the groups do not partition the codes
+            ``0..size - 1`` (parallel composition needs a public partition of
+            everyone).
+    """
+    if groups is None:
+        if protected is None:
+            raise ValueError("give groups, or the protected code to split off.")
+        rest = tuple(c for c in range(size) if c != protected)
+        return {"protected": (protected,), "other": rest}
+    if not isinstance(groups, Mapping) or not groups:
+        raise TypeError(
+            "groups must be a non-empty mapping of group name -> codes of the "
+            "sensitive attribute, e.g. {'white': (0,), 'black': (1,), ...}."
+        )
+    out, seen = {}, []
+    for g, codes in groups.items():
+        members = tuple(int(c) for c in codes)
+        if not members:
+            raise ValueError(f"group {g!r} has no codes; every group needs one.")
+        out[str(g)] = members
+        seen.extend(members)
+    if sorted(seen) != list(range(size)):
+        raise ValueError(
+            f"groups must partition the codes 0..{size - 1} of {name!r}: every code "
+            f"in exactly one group (got {sorted(seen)}). Parallel composition needs "
+            "a public partition that covers everyone; add an 'other' group."
+        )
+    return out
+
+
+def _group_pools(
+    synthesizer: MST,
+    sensitive: str,
+    code_group: np.ndarray,
+    groups: Mapping[str, tuple[int, ...]],
+    want: int,
+    rng: np.random.Generator,
+) -> dict[str, pd.DataFrame]:
+    """``want`` rows of S per group: rejection sampling, with a fallback (S only).
+
+    A group of which S yields fewer than ``_MIN_GROUP_ROWS`` rows in
+    ``_MAX_DRAW_FACTOR`` draws gets S's first rows with its codes written in.
+    """
+    names = list(groups)
+    drawn: list[pd.DataFrame] = []
+    counts = np.zeros(len(names), dtype=np.int64)
+    r_draw, r_fill = rng.spawn(2)
+    for _ in range(_MAX_DRAW_FACTOR):
+        batch = synthesizer.sample(want, rng=r_draw)
+        drawn.append(batch)
+        g = code_group[batch[sensitive].to_numpy()]
+        counts += np.bincount(g, minlength=len(names))
+        if counts.min() >= want:
+            break
+    rows = pd.concat(drawn, ignore_index=True)
+    g = code_group[rows[sensitive].to_numpy()]
+    pools = {}
+    for i, name in enumerate(names):
+        mine = rows[g == i]
+        if len(mine) < _MIN_GROUP_ROWS:
+            mine = rows.iloc[:want].copy()
+            codes = np.asarray(groups[name])
+            mine[sensitive] = r_fill.choice(codes, size=len(mine))
+        pools[name] = mine.iloc[:want].reset_index(drop=True)
+    return pools
+
+
+def dpsage_groups(
+    df: pd.DataFrame,
+    domain: Domain,
+    *,
+    target: str,
+    sensitive: str,
+    groups: Mapping[str, Sequence[int]],
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    gamma: float = 0.5,
+    group_split: str = "parallel",
+    n_samples: int = 2048,
+    n_background: int = 128,
+    thresh: float = 0.025,
+    max_permutations: int = 16384,
+    batch_size: int = 512,
+    mst_options: Mapping[str, Any] | None = None,
+    classifier_options: Mapping[str, Any] | None = None,
+) -> GroupDPSAGEResult:
+    """DPSAGE per group: one synthesizer S, one classifier and one ranking per group.
+
+    FSQ's first step (rosenblatt2022spending, Section 4): S (MST, ``gamma *
+    epsilon``) is fitted once on all records; each group ``g`` of the public
+    partition ``groups`` of ``sensitive`` gets its own DP logistic regression
+    ``C_g`` of the target, fitted on the group's records; SAGE explains ``C_g`` on
+    rows of S whose ``sensitive`` code is in ``g`` (``n_background`` of them as the
+    background, ``n_samples`` explained, with S's target as labels, or ``C_g``'s own
+    output where those labels hold one class).
+
+    Args:
+        df: The private (training) records: exactly the domain's columns, as codes;
+            every group needs at least one record.
+        domain: The public domain.
+        target: The column each ``C_g`` predicts; every other attribute is a feature.
+        sensitive: The attribute whose codes the groups partition (not the target).
+        groups: Group name -> codes of ``sensitive``: a public partition of all its
+            codes (:func:`check_groups`).
+        epsilon: The total budget.
+        delta: MST's delta (the only approximate part).
+        rng: The random generator; S, the classifiers, the sampling and SAGE each
+            get an independent child stream.
+        gamma: S's share of ``epsilon``, in (0, 1); the classifiers get the rest.
+        group_split: ``"parallel"``: each ``C_g`` gets the whole classifier share,
+            by parallel composition over the disjoint groups (the default);
+            ``"even"``: each gets the share divided by the number of groups (the
+            paper's words, "divides the DPSAGE budget", read as sequential
+            composition).
+        n_samples, n_background, thresh, max_permutations, batch_size: As
+            :func:`dpsage`.
+        mst_options, classifier_options: As :func:`dpsage`.
+
+    Returns:
+        A :class:`GroupDPSAGEResult`.
+
+    Raises:
+        ValueError: For an empty frame, columns that differ from the domain, an
+            unknown target or sensitive attribute, groups that do not partition its
+            codes, a group without records, a budget or share out of range, unknown
+            options or an unknown ``group_split``; all before any fit.
+        TypeError: If ``rng`` is not a numpy Generator or ``groups`` not a mapping.
+
+    Privacy:
+        ``(epsilon, delta)``-DP under adding or removing one record: S is
+        ``(gamma epsilon, delta)``-DP; the classifiers are fitted on disjoint
+        records chosen by a public partition, so together they cost the largest of
+        their budgets (``"parallel"``) or, at most, their sum (``"even"``); SAGE
+        reads only S's rows and the classifiers (post-processing). Which groups
+        have records is assumed public (a group without records is refused, an
+        outcome that depends on the data).
+
+    References:
+        rosenblatt2022spending, Algorithm 1 and Section 4; covert2020understanding.
+    """
+    domain = check_domain(domain)
+    target = _check_target(domain, target)
+    if not isinstance(sensitive, str) or sensitive not in domain:
+        raise ValueError(
+            f"sensitive={sensitive!r} is not an attribute of the domain "
+            f"{list(domain)}; pass one of its attributes."
+        )
+    if sensitive == target:
+        raise ValueError("the sensitive attribute cannot be the target.")
+    parts = check_groups(groups, domain[sensitive], None, sensitive)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    gamma = check_probability(gamma, "gamma")
+    group_split = check_choice(group_split, GROUP_SPLITS, "group_split")
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    n_background, thresh, max_permutations, batch_size = _check_sage_cost(
+        n_background, thresh, max_permutations, batch_size
+    )
+    mst_kw = check_options(mst_options, _MST_OPTIONS, "mst_options")
+    clf_kw = check_options(
+        classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
+    )
+    rng = check_rng(rng)
+    data = check_data(df, domain)
+    names = list(parts)
+    code_group = np.empty(domain[sensitive], dtype=np.int64)
+    for i, codes in enumerate(parts.values()):
+        code_group[list(codes)] = i
+    group_of = code_group[data[sensitive].to_numpy()]
+    empty = [n for i, n in enumerate(names) if not (group_of == i).any()]
+    if empty:
+        raise ValueError(
+            f"groups {empty} have no training records: a classifier per group needs "
+            "records of each; merge them into another group of the partition."
+        )
+    mst = MST(epsilon=gamma * epsilon, delta=delta, **mst_kw)
+    share = epsilon - mst.epsilon
+    each = share / len(names) if group_split == "even" else share
+    r_mst, r_clf, r_sample, r_sage = rng.spawn(4)
+
+    seconds = {}
+    start = time.perf_counter()
+    mst.fit(data, domain, rng=r_mst)
+    seconds["synthesizer"] = time.perf_counter() - start
+    start = time.perf_counter()
+    classifiers = {}
+    for i, (name, r) in enumerate(zip(names, r_clf.spawn(len(names)), strict=True)):
+        rows = data[group_of == i].reset_index(drop=True)
+        classifiers[name] = DPLogisticRegression(epsilon=each, **clf_kw).fit(
+            rows, domain, target=target, rng=r
+        )
+    seconds["classifiers"] = time.perf_counter() - start
+
+    # From here on only S and the classifiers are read: post-processing.
+    start = time.perf_counter()
+    pools = _group_pools(
+        mst, sensitive, code_group, parts, n_background + n_samples, r_sample
+    )
+    rankings, values = {}, {}
+    for (name, clf), r in zip(
+        classifiers.items(), r_sage.spawn(len(names)), strict=True
+    ):
+        pool = pools[name]
+        features = list(clf.features_)
+        explained, background = pool.iloc[n_background:], pool.iloc[:n_background]
+        y = explained[target].to_numpy()
+        v, _ = _sage(
+            clf.predict_proba,
+            explained[features].to_numpy(),
+            # sage refuses labels of one class; explain the model's own output then.
+            y if np.unique(y).size > 1 else None,
+            background[features].to_numpy(),
+            rng=r,
+            thresh=thresh,
+            max_permutations=max_permutations,
+            batch_size=batch_size,
+        )
+        values[name] = pd.Series(v, index=features, name="sage")
+        rankings[name] = _ranking(features, v)
+    seconds["sage"] = time.perf_counter() - start
+
+    per_group = [ApproxBudget(c.epsilon_spent, 0.0) for c in classifiers.values()]
+    if group_split == "parallel":
+        how, combined = "parallel: max", compose_parallel(per_group)
+    else:
+        how, combined = "even split: sum", compose_sequential_approx(per_group)
+    ledger = (
+        ("synthesizer S (MST)", ApproxBudget(mst.epsilon_spent, delta)),
+        (f"target classifiers C_f*,g, one per group {names} ({how})", combined),
+    )
+    budget = compose_sequential_approx([b for _, b in ledger])
+    if budget.epsilon > epsilon * (1.0 + 1e-9) or budget.delta > delta:
+        raise RuntimeError(  # an invariant: the shares are fixed before any fit
+            f"DPSAGE spent {budget} of ({epsilon}, {delta}); please report this bug."
+        )
+    return GroupDPSAGEResult(
+        rankings=MappingProxyType(rankings),
+        values=MappingProxyType(values),
+        synthesizer=mst,
+        classifiers=MappingProxyType(classifiers),
+        budget=budget,
+        ledger=ledger,
+        target=target,
+        gamma=gamma,
+        group_split=group_split,
         seconds=MappingProxyType(seconds),
     )
 

@@ -84,8 +84,6 @@ References:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -97,11 +95,16 @@ import pandas as pd
 
 from dpnotes.accounting import (
     ApproxBudget,
-    compose_parallel,
     compose_sequential_approx,
 )
 from dpnotes.importance.classifier import DPLogisticRegression
-from dpnotes.importance.dpsage import check_options, dpsage
+from dpnotes.importance.dpsage import (
+    GROUP_SPLITS,
+    check_groups,
+    check_options,
+    dpsage,
+    dpsage_groups,
+)
 from dpnotes.mechanisms import gaussian_sigma, laplace_scale
 from dpnotes.rng import check_rng
 from dpnotes.synth.domain import Domain, check_data, check_domain
@@ -136,15 +139,11 @@ FAIRNESS: tuple[str | None, ...] = (None, "bal", "fnr")
 OBJECTIVES: tuple[str, ...] = ("bal", "fnr")
 #: Where FSQ's threshold histogram comes from.
 THRESHOLD_SOURCES: tuple[str, ...] = ("histogram", "synthetic", "holdout")
-#: How FSQ's per-group target classifiers share DPSAGE's classifier budget.
-GROUP_SPLITS: tuple[str, ...] = ("parallel", "even")
 #: The noise of the private threshold histogram.
 HISTOGRAM_NOISE: tuple[str, ...] = ("laplace", "gaussian")
 
 _MST_OPTIONS = ("iters", "compress_threshold")
 _CLASSIFIER_OPTIONS = ("C", "max_iter", "tol")
-_MIN_GROUP_ROWS = 32  # fewer of S's rows of a group than this: use the fallback
-_MAX_DRAW_FACTOR = 16  # rejection sampling draws at most this many n_samples rows
 
 
 class NotFittedError(RuntimeError, ValueError):
@@ -430,70 +429,6 @@ def round_robin(
 
 
 # --- helpers ---
-
-
-def _sage_values(
-    classifier: DPLogisticRegression,
-    rows: pd.DataFrame,
-    background: pd.DataFrame,
-    target: str,
-    *,
-    rng: np.random.Generator,
-    thresh: float,
-    max_permutations: int,
-    batch_size: int,
-) -> np.ndarray:
-    """SAGE values of ``classifier`` on synthetic ``rows`` (marginal imputer)."""
-    import sage
-
-    features = list(classifier.features_)
-    y = rows[target].to_numpy()
-    # sage refuses labels of one class; explain the model's own output then.
-    labels = y if np.unique(y).size > 1 else None
-    imputer = sage.MarginalImputer(
-        classifier.predict_proba, background[features].to_numpy()
-    )
-    estimator = sage.PermutationEstimator(
-        imputer, "cross entropy", random_state=int(rng.integers(0, 2**31 - 1))
-    )
-    with contextlib.redirect_stdout(io.StringIO()):
-        explanation = estimator(
-            rows[features].to_numpy(),
-            labels,
-            batch_size=batch_size,
-            detect_convergence=True,
-            thresh=thresh,
-            n_permutations=max_permutations,
-            bar=False,
-        )
-    return np.asarray(explanation.values)
-
-
-def _check_groups(
-    groups: Mapping[str, Sequence[int]] | None, size: int, protected: int, name: str
-) -> dict[str, tuple[int, ...]]:
-    if groups is None:
-        rest = tuple(c for c in range(size) if c != protected)
-        return {"protected": (protected,), "other": rest}
-    if not isinstance(groups, Mapping) or not groups:
-        raise TypeError(
-            "groups must be a non-empty mapping of group name -> codes of the "
-            "sensitive attribute, e.g. {'white': (0,), 'black': (1,), ...}."
-        )
-    out, seen = {}, []
-    for g, codes in groups.items():
-        members = tuple(int(c) for c in codes)
-        if not members:
-            raise ValueError(f"group {g!r} has no codes; every group needs one.")
-        out[str(g)] = members
-        seen.extend(members)
-    if sorted(seen) != list(range(size)):
-        raise ValueError(
-            f"groups must partition the codes 0..{size - 1} of {name!r}: every code "
-            f"in exactly one group (got {sorted(seen)}). Parallel composition needs "
-            "a public partition that covers everyone; add an 'other' group."
-        )
-    return out
 
 
 def _check_fair_arguments(
@@ -817,7 +752,7 @@ class SuperQUAIL:
                 f"protected={self.protected} is not a code of {self.sensitive!r} "
                 f"(0..{size - 1}); pass the protected group's code."
             )
-        self._groups = _check_groups(self.groups, size, self.protected, self.sensitive)
+        self._groups = check_groups(self.groups, size, self.protected, self.sensitive)
         self._code_group = np.empty(size, dtype=np.int64)
         for i, codes in enumerate(self._groups.values()):
             self._code_group[list(codes)] = i
@@ -932,93 +867,38 @@ class SuperQUAIL:
         ]
 
     def _fit_groups(self, data, domain, target, rng) -> None:
-        names = list(self._groups)
-        shares = self.shares(len(names))
-        r_mst, r_clf, r_sample, r_sage = rng.spawn(4)
+        shares = self.shares()
         start = time.perf_counter()
-        mst = MST(epsilon=shares["mst"], delta=shares["mst_delta"], **self.mst_options)
-        mst.fit(data, domain, rng=r_mst)
-        self.seconds_["synthesizer"] = time.perf_counter() - start
-        start = time.perf_counter()
-        group_of = self._code_group[data[self.sensitive].to_numpy()]
-        classifiers = {}
-        for i, (name, r) in enumerate(zip(names, r_clf.spawn(len(names)), strict=True)):
-            clf = DPLogisticRegression(
-                epsilon=shares["target_each"], **self.classifier_options
-            )
-            rows = data[group_of == i].reset_index(drop=True)
-            classifiers[name] = clf.fit(rows, domain, target=target, rng=r)
-        self.seconds_["target_classifiers"] = time.perf_counter() - start
-        # From here on only S and the classifiers are read: post-processing.
-        start = time.perf_counter()
-        rankings, values = {}, {}
-        pools = self._group_pools(mst, r_sample)
-        for (name, clf), r in zip(
-            classifiers.items(), r_sage.spawn(len(names)), strict=True
-        ):
-            pool = pools[name]
-            v = _sage_values(
-                clf,
-                pool.iloc[self.n_background :],
-                pool.iloc[: self.n_background],
-                target,
-                rng=r,
-                thresh=self.sage_thresh,
-                max_permutations=self.max_permutations,
-                batch_size=self.batch_size,
-            )
-            features = list(clf.features_)
-            values[name] = pd.Series(v, index=features, name="sage")
-            rankings[name] = tuple(features[j] for j in np.argsort(-v, kind="stable"))
-        self.seconds_["sage"] = time.perf_counter() - start
-        self.synthesizer_ = mst
-        self.target_classifiers_ = MappingProxyType(classifiers)
-        self.rankings_ = MappingProxyType(rankings)
-        self.values_ = MappingProxyType(values)
-        ordered = {n: rankings[n] for n in names}
-        self.selected_ = round_robin(ordered, self.beta, protected=self._protected_name)
-        per_group = [ApproxBudget(c.epsilon_spent, 0.0) for c in classifiers.values()]
-        how = "parallel: max" if self.group_split == "parallel" else "even split: sum"
-        combined = (
-            compose_parallel(per_group)
-            if self.group_split == "parallel"
-            else compose_sequential_approx(per_group)
+        res = dpsage_groups(
+            data,
+            domain,
+            target=target,
+            sensitive=self.sensitive,
+            groups=self._groups,
+            epsilon=self.alpha * self.epsilon,
+            delta=shares["mst_delta"],
+            rng=rng,
+            gamma=self.gamma,
+            group_split=self.group_split,
+            n_samples=self.n_samples,
+            n_background=self.n_background,
+            thresh=self.sage_thresh,
+            max_permutations=self.max_permutations,
+            batch_size=self.batch_size,
+            mst_options=self.mst_options,
+            classifier_options=self.classifier_options,
         )
+        self.seconds_["dpsage"] = time.perf_counter() - start
+        self.synthesizer_ = res.synthesizer
+        self.target_classifiers_ = res.classifiers
+        self.rankings_ = res.rankings
+        self.values_ = res.values
+        ordered = {n: res.rankings[n] for n in self._groups}
+        self.selected_ = round_robin(ordered, self.beta, protected=self._protected_name)
         self.ledger_ = [
-            ("synthesizer S (MST)", self._mst_budget(mst)),
-            (
-                f"target classifiers C_f*,g, one per group {names} ({how})",
-                combined,
-            ),
+            ("synthesizer S (MST)", self._mst_budget(res.synthesizer)),
+            res.ledger[1],
         ]
-
-    def _group_pools(
-        self, mst: MST, rng: np.random.Generator
-    ) -> dict[str, pd.DataFrame]:
-        """Rows of S per group: rejection sampling, with a fallback (reads S only)."""
-        want = self.n_background + self.n_samples
-        names = list(self._groups)
-        drawn: list[pd.DataFrame] = []
-        counts = np.zeros(len(names), dtype=np.int64)
-        r_draw, r_fill = rng.spawn(2)
-        for _ in range(_MAX_DRAW_FACTOR):
-            batch = mst.sample(want, rng=r_draw)
-            drawn.append(batch)
-            g = self._code_group[batch[self.sensitive].to_numpy()]
-            counts += np.bincount(g, minlength=len(names))
-            if counts.min() >= want:
-                break
-        rows = pd.concat(drawn, ignore_index=True)
-        g = self._code_group[rows[self.sensitive].to_numpy()]
-        pools = {}
-        for i, name in enumerate(names):
-            mine = rows[g == i]
-            if len(mine) < _MIN_GROUP_ROWS:
-                mine = rows.iloc[:want].copy()
-                codes = np.asarray(self._groups[name])
-                mine[self.sensitive] = r_fill.choice(codes, size=len(mine))
-            pools[name] = mine.iloc[:want].reset_index(drop=True)
-        return pools
 
     def _fit_features(self, data, domain, target, rng) -> None:
         shares = self.shares(len(self.target_classifiers_))
