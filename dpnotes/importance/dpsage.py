@@ -495,6 +495,83 @@ def _group_pools(
     return pools
 
 
+def _check_sensitive(
+    domain: dict[str, int], target: str, sensitive: object, groups: object
+) -> dict[str, tuple[int, ...]]:
+    """Check the sensitive attribute and return its public partition into groups."""
+    if not isinstance(sensitive, str) or sensitive not in domain:
+        raise ValueError(
+            f"sensitive={sensitive!r} is not an attribute of the domain "
+            f"{list(domain)}; pass one of its attributes."
+        )
+    if sensitive == target:
+        raise ValueError("the sensitive attribute cannot be the target.")
+    return check_groups(groups, domain[sensitive], None, sensitive)  # type: ignore[arg-type]
+
+
+def _explain_groups(
+    classifiers: Mapping[str, DPLogisticRegression],
+    pools: Mapping[str, pd.DataFrame],
+    target: str,
+    n_background: int,
+    rng: np.random.Generator,
+    **sage_options: Any,
+) -> tuple[dict[str, tuple[str, ...]], dict[str, pd.Series]]:
+    """SAGE of each group's classifier on its pool of S's rows (post-processing).
+
+    The first ``n_background`` rows of a pool are the background, the rest are
+    explained with S's target as labels (the classifier's own output where those
+    hold one class: sage refuses labels of one class).
+    """
+    rankings, values = {}, {}
+    for (name, clf), r in zip(
+        classifiers.items(), rng.spawn(len(classifiers)), strict=True
+    ):
+        pool = pools[name]
+        features = list(clf.features_)
+        explained, background = pool.iloc[n_background:], pool.iloc[:n_background]
+        y = explained[target].to_numpy()
+        v, _ = _sage(
+            clf.predict_proba,
+            explained[features].to_numpy(),
+            y if np.unique(y).size > 1 else None,
+            background[features].to_numpy(),
+            rng=r,
+            **sage_options,
+        )
+        values[name] = pd.Series(v, index=features, name="sage")
+        rankings[name] = _ranking(features, v)
+    return rankings, values
+
+
+def _group_ledger(
+    mst: MST,
+    classifiers: Mapping[str, DPLogisticRegression],
+    group_split: str,
+    epsilon: float,
+    delta: float,
+) -> tuple[tuple[tuple[str, ApproxBudget], ...], ApproxBudget]:
+    """The releases of :func:`dpsage_groups` and their total, checked with the plan."""
+    per_group = [ApproxBudget(c.epsilon_spent, 0.0) for c in classifiers.values()]
+    if group_split == "parallel":
+        how, combined = "parallel: max", compose_parallel(per_group)
+    else:
+        how, combined = "even split: sum", compose_sequential_approx(per_group)
+    ledger = (
+        ("synthesizer S (MST)", ApproxBudget(mst.epsilon_spent, delta)),
+        (
+            f"target classifiers C_f*,g, one per group {list(classifiers)} ({how})",
+            combined,
+        ),
+    )
+    budget = compose_sequential_approx([b for _, b in ledger])
+    if budget.epsilon > epsilon * (1.0 + 1e-9) or budget.delta > delta:
+        raise RuntimeError(  # an invariant: the shares are fixed before any fit
+            f"DPSAGE spent {budget} of ({epsilon}, {delta}); please report this bug."
+        )
+    return ledger, budget
+
+
 def dpsage_groups(
     df: pd.DataFrame,
     domain: Domain,
@@ -571,14 +648,7 @@ def dpsage_groups(
     """
     domain = check_domain(domain)
     target = _check_target(domain, target)
-    if not isinstance(sensitive, str) or sensitive not in domain:
-        raise ValueError(
-            f"sensitive={sensitive!r} is not an attribute of the domain "
-            f"{list(domain)}; pass one of its attributes."
-        )
-    if sensitive == target:
-        raise ValueError("the sensitive attribute cannot be the target.")
-    parts = check_groups(groups, domain[sensitive], None, sensitive)
+    parts = _check_sensitive(domain, target, sensitive, groups)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     gamma = check_probability(gamma, "gamma")
@@ -627,43 +697,19 @@ def dpsage_groups(
     pools = _group_pools(
         mst, sensitive, code_group, parts, n_background + n_samples, r_sample
     )
-    rankings, values = {}, {}
-    for (name, clf), r in zip(
-        classifiers.items(), r_sage.spawn(len(names)), strict=True
-    ):
-        pool = pools[name]
-        features = list(clf.features_)
-        explained, background = pool.iloc[n_background:], pool.iloc[:n_background]
-        y = explained[target].to_numpy()
-        v, _ = _sage(
-            clf.predict_proba,
-            explained[features].to_numpy(),
-            # sage refuses labels of one class; explain the model's own output then.
-            y if np.unique(y).size > 1 else None,
-            background[features].to_numpy(),
-            rng=r,
-            thresh=thresh,
-            max_permutations=max_permutations,
-            batch_size=batch_size,
-        )
-        values[name] = pd.Series(v, index=features, name="sage")
-        rankings[name] = _ranking(features, v)
+    rankings, values = _explain_groups(
+        classifiers,
+        pools,
+        target,
+        n_background,
+        r_sage,
+        thresh=thresh,
+        max_permutations=max_permutations,
+        batch_size=batch_size,
+    )
     seconds["sage"] = time.perf_counter() - start
 
-    per_group = [ApproxBudget(c.epsilon_spent, 0.0) for c in classifiers.values()]
-    if group_split == "parallel":
-        how, combined = "parallel: max", compose_parallel(per_group)
-    else:
-        how, combined = "even split: sum", compose_sequential_approx(per_group)
-    ledger = (
-        ("synthesizer S (MST)", ApproxBudget(mst.epsilon_spent, delta)),
-        (f"target classifiers C_f*,g, one per group {names} ({how})", combined),
-    )
-    budget = compose_sequential_approx([b for _, b in ledger])
-    if budget.epsilon > epsilon * (1.0 + 1e-9) or budget.delta > delta:
-        raise RuntimeError(  # an invariant: the shares are fixed before any fit
-            f"DPSAGE spent {budget} of ({epsilon}, {delta}); please report this bug."
-        )
+    ledger, budget = _group_ledger(mst, classifiers, group_split, epsilon, delta)
     return GroupDPSAGEResult(
         rankings=MappingProxyType(rankings),
         values=MappingProxyType(values),
