@@ -9,17 +9,19 @@ absent, a missing column or seed).
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from stored_tables import stored_result
 
 from dpnotes import paper_numbers
 from dpnotes.findings import spending as findings
 from dpnotes.findings.spending import check_spending_claims, claim_comparisons
+from dpnotes.findings.verdict import verdict_frame
 from dpnotes.report import e_to_the
 
 DATASETS = ("ACSEmployment-NY-sample", "ACSMobility-NM", "ACSPublicCoverage-NM")
@@ -70,9 +72,9 @@ def test_every_statement_reproduces_where_its_comparisons_hold():
     assert len(checks) == len(paper_numbers.SPENDING_CLAIMS) == 10
     assert [c.outcome for c in checks] == ["reproduces"] * 10
     # The stand-in is said once, in the caption's sentence, not in every row.
-    assert not any("New York" in c.note for c in checks)
+    assert not any("New York" in c.reason for c in checks)
     # SQ > MST on e^1, e^2, e^3, two metrics, three groups.
-    assert checks[1].ours == "18 of 18 hold, 18 beyond doubt"
+    assert checks[1].ours_text == "18 of 18 hold, 18 beyond doubt"
 
 
 def test_frozen_mst_makes_the_variance_statement_degenerate():
@@ -80,7 +82,7 @@ def test_frozen_mst_makes_the_variance_statement_degenerate():
     t.loc[t.method == "mst", "value"] = t.loc[t.method == "mst", "value"].round(2)
     check = check_spending_claims(t)[0]
     assert check.outcome == "degenerate"
-    assert "do not move across seeds" in check.note
+    assert "do not move across seeds" in check.reason
 
 
 def test_a_model_predicting_one_class_makes_its_comparisons_degenerate():
@@ -90,7 +92,7 @@ def test_a_model_predicting_one_class_makes_its_comparisons_degenerate():
     t.loc[black_fsq & (t.metric == "fpr"), "value"] = 1.0
     check = check_spending_claims(t)[6]
     assert check.outcome == "degenerate"
-    assert "predicts one class in all 4 seeds" in check.note
+    assert "predicts one class in all 4 seeds" in check.reason
 
 
 def test_accuracy_counts_its_test_error_from_the_group_count():
@@ -119,8 +121,8 @@ def test_one_failing_comparison_makes_its_statement_differ_and_says_where():
     t.loc[where, "value"] = 0.5
     checks = check_spending_claims(t)
     assert checks[1].outcome == "differs"
-    assert checks[1].ours == "17 of 18 hold, 17 beyond doubt"
-    assert "SQ above MST: black accuracy at e²" in checks[1].note
+    assert checks[1].ours_text == "17 of 18 hold, 17 beyond doubt"
+    assert "SQ above MST: black accuracy at e²" in checks[1].reason
     others = [c.outcome for i, c in enumerate(checks) if i != 1]
     assert others == ["reproduces"] * 9
 
@@ -134,7 +136,7 @@ def test_sq_beating_mst_too_early_breaks_only_the_only_from_statement():
     t.loc[early, "value"] = 0.9
     checks = check_spending_claims(t)
     assert checks[3].outcome == "reproduces"  # "requires e^3, e^4": still true there
-    assert checks[8].outcome == "differs" and "e¹" in checks[8].note
+    assert checks[8].outcome == "differs" and "e¹" in checks[8].reason
 
 
 def test_mst_that_does_not_stagnate_breaks_the_mobility_statement():
@@ -152,13 +154,13 @@ def test_mst_that_does_not_stagnate_breaks_the_mobility_statement():
 def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
     checks = check_spending_claims(make_table(seeds=(0,)))
     assert checks[0].outcome == "not comparable"
-    assert "two seeds" in checks[0].note
+    assert "two seeds" in checks[0].reason
     # One seed: no interval, so nothing is beyond doubt.
     assert all(c.outcome == "inconclusive" for c in checks[1:])
     gap = make_table()
     gap = gap[~((gap.method == "sq") & (gap.seed == 3) & (gap.group == "black"))]
     check = check_spending_claims(gap)[1]
-    assert check.outcome == "not comparable" and "seeds of SQ" in check.note
+    assert check.outcome == "not comparable" and "seeds of SQ" in check.reason
     only_ny = make_table()
     only_ny = only_ny[only_ny.dataset == DATASETS[0]]
     outcomes = [c.outcome for c in check_spending_claims(only_ny)]
@@ -166,11 +168,11 @@ def test_one_seed_cannot_judge_variance_and_missing_data_are_not_comparable():
     low_only = make_table()
     low_only = low_only[low_only.epsilon < 2]
     check = check_spending_claims(low_only)[8]  # about e^3 and e^4 only
-    assert check.outcome == "not comparable" and "e³, e⁴" in check.note
+    assert check.outcome == "not comparable" and "e³, e⁴" in check.reason
     no_f1 = make_table()
     no_f1 = no_f1[no_f1.metric != "f1"]
     check = check_spending_claims(no_f1)[1]
-    assert check.outcome == "not comparable" and "F1" in check.note
+    assert check.outcome == "not comparable" and "F1" in check.reason
 
 
 def test_bad_input_is_a_clear_error():
@@ -206,11 +208,8 @@ MOB = "ACSMobility-NM"
 
 
 def _stored(experiment: str, profile: str) -> tuple[pd.DataFrame, dict]:
-    folder = RESULTS / experiment / profile
-    csv = next(p for p in (folder / "results.csv", folder / "results.csv.gz")
-               if p.exists())  # fmt: skip
-    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    return pd.read_csv(csv), meta
+    result = stored_result(experiment, profile)
+    return result.table, dict(result.meta)
 
 
 def _whole_seeds(experiment: str, profile: str) -> tuple[pd.DataFrame, dict, list]:
@@ -348,17 +347,41 @@ def test_superquail_quick_run_numbers_and_directions(e2e_quick):
     cost = findings.fair_cost(t, dataset=NY, epsilon=e3).set_index(["variant", "group"])
     assert (cost.loc[(slice(None), "white"), "accuracy"].abs() < 0.005).all()
     assert (cost.drop(index="white", level="group")["accuracy"] < -0.02).all()
-    rows = findings.table1_comparisons(t, dataset=NY, epsilon=e3, note="why")
+    rows = findings.table1_verdicts(t, dataset=NY, epsilon=e3, note="why")
     assert len(rows) == 18 and {r.outcome for r in rows} == {"not comparable"}
-    assert rows[0].quantity == "Real (not private), overall, accuracy (%)"
-    assert rows[0].mean == pytest.approx(68.4) and rows[0].n_seeds == 1
+    assert rows[0].quantity == "Real (not private), overall, accuracy"
+    assert rows[0].mean == pytest.approx(0.684, abs=5e-4) and rows[0].n_seeds == 1
+    # One seed: the interval is the test error of the group's 2,000 records alone.
+    assert rows[0].ours.n_test == 2000 and rows[0].ours.interval_text() == (
+        "[0.664, 0.704]")  # fmt: skip
+    assert rows[0].reason == "why; the paper's value outside our interval"
+    black_fnr = rows[5]  # paper 16 %, ours 0.154 over 240 black records
+    assert black_fnr.ours.n_test == 240 and black_fnr.reason.endswith(
+        "inside our interval"
+    )
+    texts = findings.quick_texts(t, dataset=NY, rows=20_000)
+    assert {k: texts[k] for k in ("rows", "n-test", "seeds", "eps-list", "delta")} == {
+        "rows": "20,000", "n-test": "2,000", "seeds": "seed 0",
+        "eps-list": "1.00, 20.09", "delta": "1e-09"}  # fmt: skip
+    glued = ("acc-real-e3", "fprb-mst-e3", "fnrb-fsq_fnr-e3", "fnrb-fsq_bal-e0")
+    assert [texts[k] for k in glued] == ["0.684", "0.650", "0.016", "0.268"]
+    assert len(texts) == 5 + 2 * 6 * 5 and findings.quick_texts(
+        t, dataset=NY, rows=None)["rows"] == "all"  # fmt: skip
+    shown = findings.fair_cost_frame(t, dataset=NY, epsilon=e3)
+    assert list(shown.columns) == ["variant", "group", "accuracy − SQ's",
+                                   "FNR − SQ's", "FPR − SQ's"]  # fmt: skip
+    assert shown.iloc[1].tolist() == ["FSQ-Bal", "black", "-0.021", "-0.041", "+0.085"]
     assert findings.overspent(t).empty
 
 
-def test_superquail_paper_profile_numbers_and_claims(e2e_paper):
+def test_superquail_paper_profile_numbers_and_claims(e2e_paper, e2e_quick):
     ft, meta, seeds = e2e_paper
     assert seeds == list(range(10)) and findings.cell_count(ft) == 150
-    outcome = [c.outcome for c in findings.check_spending_claims(ft)]
+    stored = SimpleNamespace(table=ft, meta=meta, partial=False, caption=lambda: "c")
+    profile = findings.paper_profile(stored, quick=e2e_quick)
+    assert profile.seeds == seeds and profile.table is not None
+    claims = profile.claims
+    outcome = [c.outcome for c in claims]
     assert outcome == [
         "degenerate",  # MST's Employment predictions do not move across seeds
         "differs",
@@ -371,6 +394,39 @@ def test_superquail_paper_profile_numbers_and_claims(e2e_paper):
         "inconclusive",
         "reproduces",
     ]
+    # The claims table: the paper's words, our tally, the seeds, the reason.
+    assert claims[1].claim == paper_numbers.SPENDING_CLAIMS[1].text
+    assert claims[1].ours_text == "0 of 18 hold, 0 beyond doubt"
+    assert claims[-1].reason == "every comparison holds beyond doubt"
+    frame = verdict_frame(claims)
+    assert list(frame.columns) == ["quantity", "paper",
+                                   "ours: mean ± sd [95% interval]", "seeds",
+                                   "verdict", "why"]  # fmt: skip
+    assert set(frame["seeds"]) == {"10"}
+    caption = findings.claims_caption(claims)
+    assert (
+        "of 10 statements, 1 reproduces, 1 differs, 3 are inconclusive and 5 are "
+        "degenerate. Statements about ACSEmployment in California" in caption
+    )
+    # The texts the chapter glues, as it prints them.
+    texts = profile.texts
+    assert {k: texts[k] for k in (
+        "ny-mst", "ny-sq-max", "ny-sq-best", "pc-sq-above", "pc-first", "mob-share",
+        "mob-all-positive", "mob-real-fpr", "fnr-black-gap", "authors-sq-gap",
+        "ours-sq-gap", "cell-mean", "cell-max", "paper-cells", "paper-hours",
+        "paper-black-n", "paper-scope", "cell-profile")} == {
+        "ny-mst": "0.678", "ny-sq-max": "0.672", "ny-sq-best": "e²",
+        "pc-sq-above": "e¹, e², e³, e⁴", "pc-first": "e¹", "mob-share": "0.771",
+        "mob-all-positive": "168 of 200", "mob-real-fpr": "0.962",
+        "fnr-black-gap": "0.042 to 0.140", "authors-sq-gap": "+0.075",
+        "ours-sq-gap": "-0.006", "cell-mean": "56 s", "cell-max": "78 s",
+        "paper-cells": "150", "paper-hours": "2.4",
+        "paper-black-n": "486 on ACSEmployment, New York sample; 17 on ACSMobility, "
+        "New Mexico; 36 on ACSPublicCoverage, New Mexico",
+        "paper-scope": "Shown here: 150 of its 150 cells, seeds 0–9 of every data set "
+        "and budget.", "cell-profile": "paper"}  # fmt: skip
+    assert texts["claims-counts"] == caption.split("; ")[1].split(". ")[0]
+    assert texts["paper-caption"] == "c" and "72 minutes" in texts["paper-run"]
     ny_mst, ny_sq = (
         findings.mean_by_budget(ft, dataset=NY, method=k, group="overall",
                                 metric="accuracy") for k in ("mst", "sq"))  # fmt: skip
@@ -390,21 +446,28 @@ def test_superquail_paper_profile_numbers_and_claims(e2e_paper):
     e2 = findings.budget_of(ft, dataset=NY, power=2)
     theirs, ours = findings.sq_gap_beside_authors(ft, dataset=NY, epsilon=e2)
     assert (f"{theirs:+.3f}", f"{ours:+.3f}") == ("+0.075", "-0.006")
-    authors = findings.authors_beside(ft, dataset=NY, epsilon=e2)
-    assert (
-        authors.shape == (8, 6) and authors.loc[1, "runs"] == "ours (New York sample)"
+    authors = findings.authors_verdicts(ft, dataset=NY, epsilon=e2)
+    assert len(authors) == 16 and {v.outcome for v in authors} == {"not comparable"}
+    assert (authors[4].quantity, authors[4].authors) == (
+        "SQ, overall accuracy",
+        "0.723",
     )
+    assert f"{authors[4].mean:.3f}" == "0.672" and authors[4].n_seeds == 10
+    assert authors[4].ours.n_test == 4000 and authors[5].ours.n_test is None
+    frame = verdict_frame(authors)
+    assert "authors' files" in frame.columns and "paper" not in frame.columns
     e3 = findings.budget_of(ft, dataset=NY, power=3)
-    beside = findings.table1_beside(ft, dataset=NY, epsilon=e3)
-    assert list(beside.columns) == [
-        "method",
-        "group",
-        "accuracy: paper",
-        "accuracy: ours",
-        "FNR: paper",
-        "FNR: ours",
-    ]
-    assert beside["accuracy: ours"].str.fullmatch(r"\d+\.\d ± \d+\.\d").all()
+    t1 = findings.table1_verdicts(ft, dataset=NY, epsilon=e3, note="n")
+    assert {v.n_seeds for v in t1} == {10}
+    assert [v.ours.n_test for v in t1[:6]] == [4000, 4000, 2851, 2851, 486, 486]
+    # The rows inside our interval all the same: black FNR of Real and FSQ-Bal, MST's
+    # and FSQ-Bal's black accuracy are not among them (another state).
+    inside = [v.quantity for v in t1 if v.reason.endswith("inside our interval")]
+    assert inside == ["Real (not private), black, FNR", "FSQ-Bal, black, FNR"]
+    frame = verdict_frame(t1)
+    assert frame.loc[0, "ours: mean ± sd [95% interval]"] == (
+        "0.684\u00a0±\u00a00.000 [0.670,\u00a00.699]")  # fmt: skip
+    assert "nan" not in frame.to_string().lower()
     acc3 = findings.seed_stats(ft, dataset=NY, groups=["overall"], metrics=["accuracy"])
     acc3 = acc3["mean"].xs(e3, level="epsilon").droplevel(["group", "metric"])
     assert all(acc3["real"] > acc3[k] for k in findings.SYNTHETIC_METHODS)
@@ -562,25 +625,75 @@ def test_mobility_counts_runs_that_predict_everyone_positive():
         findings.mobility_degenerate(e2e(rows), dataset="other")
 
 
+def with_counts(
+    t: pd.DataFrame,
+    counts=(("overall", 5000), ("white", 4000), ("black", 17), ("other", 983)),
+):
+    """``t`` with the ``count`` metric of every group, method, budget and seed."""
+    cells = t[["dataset", "epsilon", "seed", "method"]].drop_duplicates()
+    rows = [(*cell, g, "count", n) for cell in cells.itertuples(index=False)
+            for g, n in counts]  # fmt: skip
+    return pd.concat([t, e2e(rows)], ignore_index=True)
+
+
 def test_tables_beside_the_paper_on_a_hand_made_table():
     t = make_table(seeds=(0, 1), noise=(0.01, 0.0005))
-    t = pd.concat([t, t[t.group == "white"].assign(group="other")])
+    t = with_counts(pd.concat([t, t[t.group == "white"].assign(group="other")]))
     e3 = math.e**3
-    rows = findings.table1_comparisons(t, dataset=DATASETS[0], epsilon=e3, note="n")
+    rows = findings.table1_verdicts(t, dataset=DATASETS[0], epsilon=e3, note="n")
     assert len(rows) == 18 and {r.n_seeds for r in rows} == {2}
-    # MST overall accuracy: 0.80 +- 0.0005 over the two seeds.
-    mst = next(r for r in rows if r.quantity == "MST, overall, accuracy (%)")
-    assert mst.mean == pytest.approx(80.0) and mst.sd == pytest.approx(0.0707, abs=1e-4)
-    beside = findings.table1_beside(t, dataset=DATASETS[0], epsilon=e3)
-    assert beside.loc[0, "accuracy: ours"] == "85.0 ± 0.1"
+    assert {r.outcome for r in rows} == {"not comparable"}
+    # MST overall accuracy: 0.80 +- 0.0005 over the two seeds, 5,000 test records.
+    mst = next(r for r in rows if r.quantity == "MST, overall, accuracy")
+    assert mst.mean == pytest.approx(0.80) and mst.sd == pytest.approx(
+        7.07e-4, abs=1e-6
+    )
+    assert mst.paper == pytest.approx(0.652) and mst.ours.n_test == 5000
+    # The paper's 65.2 % lies far outside [0.789, 0.811]; 17 black records give a
+    # wide interval: the black accuracy interval is about ±0.2.
+    assert mst.reason == "n; the paper's value outside our interval"
+    black = next(r for r in rows if r.quantity == "FSQ-Bal, black, accuracy")
+    assert black.ours.n_test == 17 and black.ours.high - black.ours.low > 0.3
+    assert black.reason.endswith("inside our interval")  # paper 0.668, ours 0.805
+    # One seed: the test error alone; all seeds equal: sd 0, the same interval.
+    one = findings.table1_verdicts(t[t.seed == 0], dataset=DATASETS[0], epsilon=e3,
+                                   note="n")  # fmt: skip
+    assert one[0].n_seeds == 1 and one[0].sd is None and one[0].ours.half_width > 0
+    with pytest.raises(ValueError, match="note"):
+        findings.table1_verdicts(t, dataset=DATASETS[0], epsilon=e3, note=" ")
+    caption = findings.table1_caption(t)
+    assert "FNR is a share of the group's positives" in caption
+    assert caption.endswith("Ours over seeds 0, 1 at ε = e³.")
+    with pytest.raises(ValueError, match=r"lacks columns \['seed'\]"):
+        findings.table1_caption(t.drop(columns="seed"))
+    # A group of the paper's table without a test count, or no count at all.
+    no_black = t[~((t.metric == "count") & (t.group == "black"))]
+    with pytest.raises(ValueError, match="no test count of the black group"):
+        findings.table1_verdicts(no_black, dataset=DATASETS[0], epsilon=e3, note="n")
+    with pytest.raises(ValueError, match="no 'count'"):
+        findings.table1_verdicts(t[t.metric != "count"], dataset=DATASETS[0],
+                                 epsilon=e3, note="n")  # fmt: skip
+    # A missing seed of one row is an error, not a mean over fewer seeds.
+    gap = t[~((t.method == "mst") & (t.seed == 1) & (t.metric == "fnr"))]
+    with pytest.raises(ValueError, match=r"lacks seeds \[1\]"):
+        findings.table1_verdicts(gap, dataset=DATASETS[0], epsilon=e3, note="n")
     cost = findings.fair_cost(t, dataset=DATASETS[0], epsilon=e3)
     black = cost.set_index(["variant", "group"]).loc[("fsq_bal", "black")]
     assert black["accuracy"] == pytest.approx((0.81 - 0.005) - (0.83 - 0.02))
     theirs, ours = findings.sq_gap_beside_authors(t, dataset=DATASETS[0],
                                                   epsilon=math.e**2)  # fmt: skip
     assert theirs == pytest.approx(0.723 - 0.648) and ours == pytest.approx(0.03)
-    authors = findings.authors_beside(t, dataset=DATASETS[0], epsilon=math.e**2)
-    assert authors.loc[3, ["accuracy", "F1"]].tolist() == ["0.830", "0.830"]
+    authors = findings.authors_verdicts(t, dataset=DATASETS[0], epsilon=math.e**2)
+    sq_acc, sq_f1 = authors[4], authors[5]
+    assert (sq_acc.mean, sq_f1.mean) == pytest.approx((0.83, 0.83))
+    assert (sq_acc.authors, sq_acc.ours.n_test) == ("0.723", 5000)
+    assert sq_f1.ours.n_test is None
+    assert {v.reason for v in authors} == {"another state and another evaluation"}
+    caption = findings.authors_caption([0, 1])
+    assert "mean over seeds 0, 1" in caption
+    assert paper_numbers.SPENDING_AUTHORS_COMMIT[:7] in caption
+    with pytest.raises(ValueError, match="empty"):
+        findings.authors_caption([])
 
 
 def test_seconds_budgets_spent_and_the_run_sentence():
@@ -707,3 +820,132 @@ def test_the_dpsage_stand_ins_agree_with_the_experiment():
 
     assert dict(PAPER_DATASET) == findings.TABLE2_PAPER_DATASET
     assert set(findings.DPSAGE_DATASETS) == set(PAPER_DATASET)
+
+
+# --- What the chapters glue and show, on hand-made tables ----------------------------
+
+
+def stored_e2e(table: pd.DataFrame, partial: bool = False) -> SimpleNamespace:
+    """A stored result of ``spending_e2e`` as the chapter reads it."""
+    config = {
+        "datasets": sorted(set(table.dataset)),
+        "epsilons": sorted(set(table.epsilon)),
+    }
+    meta = {"config": config, "cells": 150, "cells_resumed": 0, "wall_time_s": 60.0}
+    return SimpleNamespace(table=table, meta=meta, partial=partial, caption=lambda: "c")
+
+
+def timed(t: pd.DataFrame) -> pd.DataFrame:
+    """``t`` with 2 s of fitting per method and cell."""
+    cells = t[["dataset", "epsilon", "seed", "method"]].drop_duplicates()
+    rows = [(*c, "overall", "fit_seconds", 2.0) for c in cells.itertuples(index=False)]
+    return pd.concat([t, e2e(rows)], ignore_index=True)
+
+
+def test_claims_are_verdicts_with_the_papers_words_our_tally_and_the_seeds():
+    checks = check_spending_claims(make_table(seeds=(0, 1, 2)))
+    assert all(c.ours is None and c.paper is None for c in checks)
+    assert [c.claim for c in checks] == [c.text for c in paper_numbers.SPENDING_CLAIMS]
+    assert {c.extra["seeds"] for c in checks} == {"3"}
+    assert checks[1].ours_text == "18 of 18 hold, 18 beyond doubt"
+    single = check_spending_claims(make_table(seeds=(0,)))
+    assert (single[0].outcome, single[0].ours_text) == ("not comparable", "")
+    frame = verdict_frame(single)
+    assert frame.loc[0, "ours: mean ± sd [95% interval]"] == "–"
+    assert "verdict" in frame.columns and "test n" not in frame.columns
+    with pytest.raises(ValueError, match="no claims"):
+        findings.claims_caption([])
+
+
+def test_the_paper_profile_and_its_texts_on_a_hand_made_table():
+    t = timed(with_counts(make_table(seeds=(0, 1))))
+    quick = t[t.epsilon.isin([1.0, math.e**3]) & (t.seed == 0)]
+    profile = findings.paper_profile(stored_e2e(t, partial=True), quick=quick)
+    assert profile.seeds == [0, 1] and len(profile.claims) == 10
+    texts = profile.texts
+    assert texts["paper-scope"] == (
+        "Shown here: 30 of its 150 cells, seeds 0, 1 of every data set and budget "
+        "(the whole seeds of a partial run).")  # fmt: skip
+    assert texts["paper-black-n"].startswith("17 on ACSEmployment, New York sample")
+    # 6 methods x 2 s per cell; 150 cells of 12 s are half an hour.
+    assert (texts["cell-mean"], texts["cell-max"], texts["paper-hours"]) == (
+        "12 s", "12 s", "0.5")  # fmt: skip
+    assert (texts["pc-sq-above"], texts["pc-first"]) == ("e³, e⁴", "e³")
+    assert texts["ny-sq-best"] == "e¹"  # SQ's mean is 0.83 from e¹ on: the first
+    assert texts["mob-all-positive"] == "0 of 40"
+    assert "in parts" in texts["paper-run"]
+    # A seed that lacks one cell is left out, not averaged over.
+    short = t[~((t.seed == 1) & (t.dataset == DATASETS[2]) & np.isclose(t.epsilon, 1))]
+    assert findings.whole_seed_table(stored_e2e(short))[1] == [0]
+    assert findings.has_whole_seed(stored_e2e(short))
+    none = short[short.seed == 1]
+    assert not findings.has_whole_seed(
+        stored_e2e(none).__class__(
+            table=none, meta=stored_e2e(t).meta, partial=True, caption=lambda: ""
+        )
+    )
+    # Fewer data sets than the paper's: the paragraphs' numbers are not computed.
+    only = t[t.dataset != DATASETS[1]]
+    texts = findings.paper_profile(stored_e2e(only), quick=quick).texts
+    assert texts["ny-mst"] == "– (not computed)" and texts["cell-profile"] == "paper"
+    # No stored paper run: placeholders, and the quick run times the profile.
+    empty = findings.paper_profile(None, quick=quick)
+    assert empty.table is None and empty.claims == [] and empty.seeds == []
+    assert empty.texts["cell-profile"] == "quick"
+    assert empty.texts["cell-mean"] == "12 s"
+    assert set(empty.texts) == set(profile.texts)
+    with pytest.raises(ValueError, match="lacks 'datasets'"):
+        findings.whole_seed_table(SimpleNamespace(table=t, meta={"config": {}}))
+
+
+def test_quick_texts_on_a_hand_made_table():
+    t = with_counts(make_table(seeds=(0,)))
+    texts = findings.quick_texts(t, dataset=DATASETS[0], rows=None)
+    assert texts["rows"] == "all" and texts["seeds"] == "seed 0"
+    assert texts["n-test"] == "5,000"
+    assert texts["eps-list"] == "1.00, 2.72, 7.39, 20.09, 54.60"
+    assert texts["acc-mst-e3"] == "0.800" and texts["accb-mst-e3"] == "0.780"
+    assert texts["fnrw-sq-e0"] == "0.802"  # SQ before it beats MST: 0.78 + 0.02 + noise
+    with pytest.raises(ValueError, match="no budget e\\^3"):
+        findings.quick_texts(t[t.epsilon < 10], dataset=DATASETS[0], rows=None)
+    with pytest.raises(ValueError, match="no 'count'"):
+        findings.quick_texts(make_table(seeds=(0,)), dataset=DATASETS[0], rows=1)
+    with pytest.raises(ValueError, match="white fnr of 'real'"):
+        no_fnr = t[~((t.method == "real") & (t.metric == "fnr") & (t.group == "white"))]
+        findings.quick_texts(no_fnr, dataset=DATASETS[0], rows=1)
+
+
+def test_what_the_dpsage_chapter_glues_and_shows_on_a_hand_made_table():
+    t = dpsage_table()
+    config = {"n_background": 64, "n_samples": 1024, "thresh": 0.05}
+    texts = findings.dpsage_texts(t, config=config)
+    assert {k: texts[k] for k in ("n-samples", "thresh", "tolerance", "below-model",
+                                  "avg-synthetic-0", "negative-synthetic",
+                                  "acc-dp-1", "acc-real", "ceiling-min",
+                                  "ceiling-jaccard-min", "mst-max")} == {
+        "n-samples": "1,024", "thresh": "0.05", "tolerance": "0.1",
+        "below-model": "2 of 6", "avg-synthetic-0": "0.55",
+        "negative-synthetic": "50%", "acc-dp-1": "0.600", "acc-real": "0.700",
+        "ceiling-min": "0.90", "ceiling-jaccard-min": "0.90", "mst-max": "11 s",
+    }  # fmt: skip
+    assert texts["t2-synthetic"].startswith("of 6 comparisons, 1 reproduces")
+    with pytest.raises(ValueError, match="config lacks"):
+        findings.dpsage_texts(t, config={"n_samples": 1})
+    frame = findings.ceiling_frame(t, epsilon=0.2)
+    assert frame.iloc[0].tolist() == ["ACSMobility, New Mexico", *["0.90 ± 0.00"] * 3,
+                                      "0.700"]  # fmt: skip
+    one = findings.ceiling_frame(dpsage_table(seeds=(0,)), epsilon=0.2)
+    assert one.loc[0, "nDCG"] == "0.90"  # one seed: no sd
+    values = findings.figure3_values(t, dataset=MOB, epsilon=1.0)
+    # Real SAGE: A 0.3, B and C 0.0, D 0.1: least first, A on top of the chart.
+    assert list(values["real"].index)[-2:] == ["D", "A"]
+    assert values["synthetic"].loc["B", "mean"] == pytest.approx(-0.1)
+    assert values["model"].loc["B", "mean"] == pytest.approx(0.1)
+    assert values["real"]["sd"].tolist() == pytest.approx([0.0] * 4)
+    assert findings.figure3_values(dpsage_table(seeds=(0,)), dataset=MOB,
+                                   epsilon=1.0)["real"]["sd"].isna().all()  # fmt: skip
+    # Table 2's intervals stay inside [0, 1], where the ranking metrics lie.
+    low = dpsage_table(seeds=(0, 1, 2))
+    low.loc[low.labels == "synthetic", "value"] = low.seed * 0.01
+    cells = findings.table2_comparisons(low, labels="synthetic")
+    assert cells[0].ours.low == 0.0 and cells[0].ours.interval_text(2) == "[0.00, 0.03]"

@@ -10,11 +10,13 @@ or a method absent, a missing column, rows over different numbers of runs.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from stored_tables import stored_table
 
 from dpnotes import paper_numbers as pn
 from dpnotes.findings import stratification as f
@@ -23,7 +25,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "book" / "_results"
 
 
 def stored(experiment: str, profile: str = "paper") -> pd.DataFrame:
-    return pd.read_csv(RESULTS / experiment / profile / "results.csv")
+    return stored_table(experiment, profile)
 
 
 def config(experiment: str, profile: str = "paper") -> dict:
@@ -32,8 +34,11 @@ def config(experiment: str, profile: str = "paper") -> dict:
     ]
 
 
-def verdicts(table: pd.DataFrame) -> dict[str, int]:
-    return table["verdict"].value_counts().to_dict()
+def verdicts(checks: list) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in checks:
+        out[v.outcome] = out.get(v.outcome, 0) + 1
+    return out
 
 
 # ------------------------------------------------------------------ theory chapter
@@ -230,10 +235,33 @@ def test_theory_checks_on_the_stored_results(race):
         stored("log_size_sum"), race, simplex_alphas=(0.1, 1.0, 10.0)
     )
     assert verdicts(table) == {"reproduces": 2, "differs": 6}
-    assert table["verdict"].tolist()[:2] == ["reproduces", "reproduces"]
+    assert [v.outcome for v in table[:2]] == ["reproduces", "reproduces"]
+    assert table[0].ours_text == "at all 240 points (k = 3, 10, 30)"
+    # the race example's values are exact: one number each, no runs, no interval
+    assert [v.ours_text for v in table[2:]] == [
+        "0.26",
+        "0.09",
+        "0.72",
+        "0.56",
+        "0.33",
+        "0.33",
+    ]
+    assert all(v.ours is None for v in table[2:])
+    frame = f.checks_frame(table)
+    assert "runs" not in frame.columns and "authors' files" not in frame.columns
+    assert frame["verdict"].tolist()[2:] == ["differs"] * 6
     # another simplex setting than the paper's is a difference
     other = f.theory_checks(stored("log_size_sum"), race, simplex_alphas=(0.5, 1.0))
-    assert other["verdict"].iloc[1] == "differs"
+    assert other[1].outcome == "differs"
+    # a gain within 0.05 of the paper's reproduces
+    close = f.theory_checks(
+        stored("log_size_sum"),
+        race,
+        simplex_alphas=(0.1, 1.0, 10.0),
+        example=replace(pn.STRAT_NY_RACE, gain=0.75),
+    )
+    assert close[4].outcome == "reproduces"
+    assert close[4].reason == "at the paper's n, k and α"
 
 
 # ---------------------------------------------------------------- COINPRESS chapter
@@ -304,8 +332,10 @@ def test_synthetic_findings_when_all_methods_are_equal():
     assert (out.ratio_n == 1).all() and (out.ratio_k == 1).all()
     assert out.worst_error == pytest.approx(0.001)
     table = f.coinpress_checks(out)
-    assert table["verdict"].iloc[0] == "differs"  # 10 runs, not the paper's 50
-    assert table["verdict"].iloc[3] == "differs"  # no setting below COINPRESS
+    assert table[0].outcome == "differs"  # 10 runs, not the paper's 50
+    assert table[3].outcome == "differs"  # no setting below COINPRESS
+    # no spread (se 0): the interval is the mean, well below the paper's 1%
+    assert table[1].outcome == "reproduces" and table[1].ours.half_width == 0
 
 
 def test_synthetic_findings_when_stratifying_wins():
@@ -318,7 +348,7 @@ def test_synthetic_findings_when_stratifying_wins():
     assert out.below == out.settings == 5
     assert out.ratio_n.iloc[0] == pytest.approx(20) and out.ratio_n.iloc[-1] == 1
     table = f.coinpress_checks(out)
-    assert table["verdict"].tolist()[:4] == [
+    assert [v.outcome for v in table[:4]] == [
         "reproduces",
         "reproduces",
         "reproduces",
@@ -394,6 +424,14 @@ def test_synthetic_claims_on_the_stored_results(synth):
     assert out.worst_error <= out.err_max == 0.01
     table = f.coinpress_checks(out)
     assert verdicts(table) == {"reproduces": 3, "differs": 3, "not comparable": 1}
+    # the largest error at n >= 10,000: a mean over 50 runs, its interval below 1%
+    worst = table[1]
+    assert worst.n_seeds == 50 and worst.ours.high < 0.01
+    assert worst.ours.interval_text(4) == "[0.0042, 0.0081]"
+    assert worst.reason == "our interval is below it (PubStratCoinpress)"
+    frame = f.checks_frame(table)
+    assert frame["runs"].tolist() == ["–", "50", "–", "–", "–", "–", "–"]
+    assert frame.loc[1, "ours: mean ± sd [95% interval]"].startswith("0.0061")
 
 
 # ------------------------------------------------------------------- census chapter
@@ -450,6 +488,25 @@ def test_census_checks_on_the_stored_results(census):
     tab, _ = census
     table = f.census_checks(tab, stored("census_descriptive"), state_name="New Mexico")
     assert verdicts(table) == {"not comparable": 4, "reproduces": 2, "differs": 4}
+    assert [v.ours_text for v in table[:4]] == [
+        "15.94 (18,745)",
+        "37.73 (8,776)",
+        "23.44 (7,259)",
+        "33,423 (16,113)",
+    ]
+    assert table[5].ours_text == (
+        "stratified below at 0 of 33 (method, k) (0 beyond doubt)"
+    )
+    assert table[4].ours_text == "the same, fixed age buckets: k up to 180"
+    frame = f.checks_frame(table)
+    assert "runs" not in frame.columns  # no row is a mean over runs
+    assert "nan" not in frame.to_string()
+    # without the finest grouping the attributes' levels are not the paper's
+    desc = stored("census_descriptive")
+    coarse = f.census_checks(tab[tab["k"] < 180], desc, state_name="X")
+    assert coarse[4].outcome == "differs" and coarse[0].reason == "X, not New York"
+    with pytest.raises(ValueError, match="'k'"):
+        f.census_checks(tab.drop(columns="k"), desc, state_name="X")
     # For every variable stratifying loses the overall mean at most k.
     wins = f.stratified_wins(tab)
     assert all(10 * wins.wins(v) <= wins.pairs(v) for v in wins.variables)
@@ -634,3 +691,224 @@ def test_small_formatters():
     authors = f.census_authors()
     assert authors.wins == {"SCHL": 23, "WKHP": 30, "JWMNP": 21, "PINCP": 1}
     assert "PINCP" not in authors.relative
+
+
+# ------------------------------------------------- verdict helpers and glued texts
+
+
+def test_mc_mean_gives_the_interval_of_a_monte_carlo_mean():
+    from scipy import stats
+
+    e = f.mc_mean(0.5, se=0.01, runs=50)
+    assert e.mean == 0.5 and e.n_seeds == 50
+    assert e.sd == pytest.approx(0.01 * np.sqrt(50))
+    assert e.half_width == pytest.approx(stats.t.ppf(0.975, 49) * 0.01)
+    one = f.mc_mean(0.5, se=0.0, runs=1)  # one run: no spread, no interval
+    assert one.sd is None and one.half_width == 0 and one.contains(0.5)
+    with pytest.raises(ValueError, match="finite"):
+        f.mc_mean(float("nan"), se=0.1, runs=5)
+    with pytest.raises(ValueError, match="se >= 0"):
+        f.mc_mean(0.5, se=-0.1, runs=5)
+    with pytest.raises(ValueError, match="runs"):
+        f.mc_mean(0.5, se=0.1, runs=0)
+
+
+def test_at_most_judges_by_the_whole_interval():
+    below = f.at_most("e", 0.01, f.mc_mean(0.006, se=0.001, runs=50), note="m")
+    assert (below.outcome, below.reason) == (
+        "reproduces",
+        "our interval is below it (m)",
+    )
+    assert below.claim == "at most 0.01" and below.paper == 0.01
+    across = f.at_most("e", 0.01, f.mc_mean(0.0095, se=0.001, runs=50))
+    assert across.outcome == "inconclusive"
+    above = f.at_most("e", 0.01, f.mc_mean(0.02, se=0.001, runs=50))
+    assert above.outcome == "differs"
+    # all runs equal: the interval is the value itself
+    assert f.at_most("e", 0.01, f.mc_mean(0.01, se=0.0, runs=5)).outcome == (
+        "reproduces"
+    )
+
+
+def test_checks_frame_names_runs_and_drops_an_empty_column():
+    from dpnotes.findings.verdict import Verdict
+
+    text = Verdict("a", None, None, "reproduces", "", claim="c", ours_text="3 of 4")
+    number = f.at_most("b", 0.01, f.mc_mean(0.006, se=0.001, runs=50))
+    frame = f.checks_frame([text, number])
+    assert frame["runs"].tolist() == ["–", "50"]
+    assert list(frame.columns).index("runs") == list(frame.columns).index("verdict") - 1
+    assert "runs" not in f.checks_frame([text]).columns
+    assert "seeds" not in frame.columns
+    with pytest.raises(ValueError):
+        f.checks_frame([])
+
+
+def test_glue_texts_refuses_empty_and_nan_texts():
+    assert f.glue_texts({"a": 1, "b": "x"}) == {"a": "1", "b": "x"}
+    with pytest.raises(ValueError, match="'a'"):
+        f.glue_texts({"a": " "})
+    with pytest.raises(ValueError, match="'b'"):
+        f.glue_texts({"b": float("nan")})
+
+
+def test_plain_log_ticks():
+    assert f.plain_log_ticks(0.0015, 0.03) == [0.002, 0.005, 0.01, 0.02]
+    assert f.plain_log_ticks(1.0, 1.0) == [1.0]
+    assert f.plain_log_ticks(3.0, 4.0) == []
+    with pytest.raises(ValueError):
+        f.plain_log_ticks(0.0, 1.0)
+    with pytest.raises(ValueError):
+        f.plain_log_ticks(2.0, 1.0)
+
+
+def test_theory_texts_on_the_stored_results(race):
+    log = f.log_size_texts(f.log_size_sum_check(stored("log_size_sum")))
+    assert log == {
+        "log-size-n": "10,000",
+        "log-size-runs": "50",
+        "log-size-maxz": "3.8",
+        "log-size-within2": "94%",
+        "log-size-points": "240",
+    }
+    bound = f.bound_texts(f.bound_check(stored("laplace_bound_check")))
+    assert (bound["bound-slope"], bound["bound-releases"]) == ("0.45", "2,000")
+    assert (bound["bound-ratio-lo"], bound["bound-ratio-hi"]) == ("1.9", "2.6")
+    texts = f.race_texts(race)
+    assert texts == {
+        "table3-alpha": "0.26",
+        "table3-alpha-sorted": "0.09",
+        "paper-gain-a": "72%",
+        "mle-gain-a": "33%",
+        "ny-alpha-mle": "0.27",
+        "nm-alpha-mle": "0.31",
+    }
+    without_nm = replace(
+        race, stored_alpha={k: v for k, v in race.stored_alpha.items() if k[0] != "NM"}
+    )
+    with pytest.raises(ValueError, match="NM"):
+        f.race_texts(without_nm)
+
+
+def test_coinpress_texts_on_the_stored_and_hand_made_tables(synth):
+    cells, cfg = synth
+    kw = {"sweeps": cfg["sweeps"], "fixed": cfg["fixed"]}
+    texts = f.synthetic_texts(cells, **kw)
+    assert texts["synth-fixed-n"] == "k = 3, α = 0.3"
+    assert [texts[k] for k in f.SYNTHETIC_RATIOS] == [
+        "2.2",
+        "35",
+        "1.9",
+        "16",
+        "3.2",
+        "9",
+    ]
+    hand = f.synthetic_cells(_synthetic(ALL_EQUAL))
+    ratios = {"r": ("n", 1000, f.LEAKY, ".2f")}
+    out = f.synthetic_texts(hand, sweeps=SWEEPS, fixed=FIXED, ratios=ratios)
+    assert out["r"] == "1.00"
+    with pytest.raises(ValueError, match="no 'x'"):
+        f.synthetic_texts(
+            hand, sweeps=SWEEPS, fixed=FIXED, ratios={"r": ("n", 1000, "x", ".1f")}
+        )
+    variants = f.spread_variants(
+        {label: _synthetic(ALL_EQUAL) for label in "abc"}, fixed=FIXED
+    )
+    spread = f.spread_texts(variants, fixed=FIXED)
+    assert spread["spread-settings"] == "5" and spread["spread-unit-cp"] == "0.0010"
+    with pytest.raises(ValueError, match="3 conventions"):
+        f.spread_texts(variants[:2], fixed=FIXED)
+
+
+def test_census_texts_on_the_stored_results(census):
+    tab, unit = census
+    texts = f.census_texts(tab, stored("census_descriptive"))
+    assert texts["schl-k2-strat"] == "0.05%" and texts["schl-k2-cp"] == "0.04%"
+    assert texts["schl-k180-strat"] == "2.88%" and texts["schl-k180-ratio"] == "60"
+    assert texts["schl-pe-k2-strat"] == "0.0021" and texts["schl-pe-k10-cp"] == "3.2"
+    assert texts["wkhp-n"] == "8,776" and texts["desc-records"] == "19,247"
+    assert texts["overall-k-compared"] == texts["parity-k-compared"] == "11"
+    u = f.unit_spread_texts(tab, unit, authors=f.census_authors())
+    assert [u[f"unit-{v}"] for v in ("SCHL", "WKHP", "JWMNP")] == [
+        "4.4%",
+        "2.0%",
+        "6.6%",
+    ]
+    assert u["unit-SCHL-authors"] == "4.7%" and u["unit-WKHP-age"] == "1.3%"
+    assert u["unit-SCHL-wins"] == "36 of 45" and u["unit-PINCP-wins"] == "0 of 45"
+    assert u["cover-SCHL"] == "0.04%"
+    assert u["cover-wins"] == "SCHL 0, WKHP 0, JWMNP 0, PINCP 1"
+    with pytest.raises(ValueError, match="stratified by"):
+        f.census_texts(tab, stored("census_descriptive"), finest="SEX×NATIVITY")
+
+
+def _with_se(table, se=0.001):
+    return table.assign(normalised_error_se=se, parity_error_se=se)
+
+
+def test_wins_tally_on_stored_and_hand_made_tables(census):
+    tab, unit = census
+    for v in ("SCHL", "WKHP", "JWMNP", "PINCP"):
+        t = f.wins_tally(tab, variable=v)
+        wins = f.stratified_wins(tab)
+        assert (t.wins, t.total) == (wins.wins(v), wins.pairs(v))
+    by_set = f.wins_tally(unit, variable="SCHL", x="attributes")
+    assert (by_set.wins, by_set.total) == (36, 45)
+    assert by_set.clear_wins <= by_set.wins
+    hand = _census(
+        _all_methods(
+            {
+                "SEX": {"COINPRESS": (0.02, 0.5), "*": (0.01, 0.1)},  # clear win
+                "AGE": {"COINPRESS": (0.02, 0.5), "*": (0.0199, 0.2)},  # within noise
+                "SEX×AGE": {"COINPRESS": (0.02, 0.5), "*": (0.08, 0.9)},  # clear loss
+            }
+        )
+    )
+    t = f.wins_tally(_with_se(hand), variable="V")
+    assert (t.total, t.wins, t.clear_wins, t.clear_losses) == (9, 6, 3, 3)
+    equal = _census(
+        _all_methods({a: {"*": (0.01, 0.1)} for a in ("SEX", "AGE", "SEX×AGE")})
+    )
+    t = f.wins_tally(_with_se(equal, 0.0), variable="V")
+    assert (t.wins, t.clear_wins, t.clear_losses) == (0, 0, 0)
+    with pytest.raises(ValueError, match="normalised_error_se"):
+        f.wins_tally(hand, variable="V")
+    with pytest.raises(ValueError, match="no rows of 'X'"):
+        f.wins_tally(_with_se(hand), variable="X")
+    partial = _with_se(hand)
+    partial.loc[0, "runs"] = 3
+    with pytest.raises(ValueError, match="partial"):
+        f.wins_tally(partial, variable="V")
+    absent = _with_se(hand)
+    absent = absent[~((absent["method"] == f.COUNTS) & (absent["attributes"] == "AGE"))]
+    with pytest.raises(ValueError, match="lack some of the methods"):
+        f.wins_tally(absent, variable="V")
+
+
+def test_figures_draw_every_panel_and_refuse_a_missing_column(synth, census):
+    import matplotlib.pyplot as plt
+
+    lss = stored("log_size_sum")
+    fig = f.log_size_figure(lss)
+    assert [ax.get_title() for ax in fig.axes] == ["k = 3", "k = 10", "k = 30"]
+    fig2 = f.bound_figure(stored("laplace_bound_check"))
+    assert fig2.axes[0].get_yticks().size > 0
+    cells, cfg = synth
+    fig3 = f.sweep_figure(cells, var="k", sweeps=cfg["sweeps"], fixed=cfg["fixed"])
+    assert len(fig3.axes[0].lines) >= 4
+    fig4 = f.census_figure(census[0], column="parity_error", ylabel="parity")
+    assert [ax.get_title() for ax in fig4.axes[:4]] == [
+        "SCHL",
+        "WKHP",
+        "JWMNP",
+        "PINCP",
+    ]
+    plt.close("all")
+    with pytest.raises(ValueError, match="min_exact"):
+        f.log_size_figure(lss.drop(columns="min_exact"))
+    with pytest.raises(ValueError, match="bound_worst"):
+        f.bound_figure(stored("laplace_bound_check").drop(columns="bound_worst"))
+    with pytest.raises(ValueError, match="parity_error"):
+        f.census_figure(
+            census[0].drop(columns="parity_error"), column="parity_error", ylabel="p"
+        )

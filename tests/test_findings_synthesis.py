@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from stored_tables import stored_table
 
 from dpnotes.findings import synthesis
 from dpnotes.report import VERDICTS
@@ -157,8 +158,7 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
         "stratified better",
         "near ties",
         "beyond doubt: better / worse",
-        "stratified, ε = 1",
-        "no strata, ε = 1",
+        "ε = 1: stratified / none",
     ]
     # The numbers of strata_wins_text; GEM (absent) and the empty frame give no row.
     assert table.to_dict("records") == [
@@ -168,8 +168,7 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
             "stratified better": "1 of 2 ε",
             "near ties": 1,
             "beyond doubt: better / worse": "1 / 0",
-            "stratified, ε = 1": "0.600",
-            "no strata, ε = 1": "1.10",
+            "ε = 1: stratified / none": "0.600 / 1.10",
         },
         {
             "strata": "race strata",
@@ -177,14 +176,13 @@ def test_strata_wins_table_matches_the_text_and_keeps_the_order():
             "stratified better": "0 of 1 ε",
             "near ties": 0,
             "beyond doubt: better / worse": "0 / 0",
-            "stratified, ε = 1": "0.350",
-            "no strata, ε = 1": "0.200",
+            "ε = 1: stratified / none": "0.350 / 0.200",
         },
     ]
     # One frame: no label column; an ε without both variants is an en dash.
     at_ten = synthesis.strata_wins_table(c, ["AIM", "MST"], at_epsilon=10)
     assert list(at_ten.columns)[:1] == ["synthesizer"]
-    assert at_ten["stratified, ε = 10"].tolist() == ["–", "0.600"]
+    assert at_ten["ε = 10: stratified / none"].tolist() == ["–", "0.600 / 0.500"]
     assert synthesis.strata_wins_table(c.iloc[:0], ["MST"]).empty
 
 
@@ -287,8 +285,7 @@ def test_claim_table():
 
 def test_stored_paper_run_tally():
     """The headline of the synthesis chapter, on the stored paper profile."""
-    path = ROOT / "book/_results/strat_synth/paper/results.csv.gz"
-    tab = pd.read_csv(path)
+    tab = stored_table("strat_synth", "paper")
     parity = tab[(tab.metric == "mean_parity_error") & (tab.group == "all")]
     compared = pd.concat(
         synthesis.compare_strata(parity[parity.grouping == g], g)
@@ -536,7 +533,7 @@ def test_absent_check_counts_the_rises_within_the_bound():
     )
     assert (check.above, check.flips, check.total) == (1, 1, 2)
     assert check.datasets == ("NY",)
-    assert check.table["rises above the bound"].tolist() == ["1 of 2"]
+    assert check.table["above the bound"].tolist() == ["1 of 2"]
     none = synthesis.absent_check(parity, {"NY": (train, train)}, groupings=["RAC1P"])
     assert (none.total, none.datasets, len(none.table)) == (0, (), 0)
     with pytest.raises(ValueError, match="workload_error"):
@@ -551,12 +548,12 @@ RESULTS = ROOT / "book" / "_results"
 @pytest.fixture(scope="module")
 def stored():
     """The stored paper profile (complete), its group sizes and the authors'-way run."""
-    tab = pd.read_csv(RESULTS / "strat_synth" / "paper" / "results.csv.gz")
-    sizes = pd.read_csv(RESULTS / "synth_group_sizes" / "quick" / "results.csv")
+    tab = stored_table("strat_synth", "paper")
+    sizes = stored_table("synth_group_sizes", "quick")
     conv_dir = RESULTS / "strat_synth" / "paper@parity=authors"
     cfg = json.loads((conv_dir / "meta.json").read_text())["config"]
     ct, pending = synthesis.whole_blocks(
-        pd.read_csv(conv_dir / "results.csv.gz"),
+        stored_table("strat_synth", "paper@parity=authors"),
         stratifications=cfg["stratifications"],
         epsilons=cfg["epsilons"],
         seeds=cfg["seeds"],
@@ -725,23 +722,33 @@ def test_stored_authors_convention(stored):
     assert authors == [10, 8, 25, 69, 15, 59] and ours == [1.0, 1.2, 0.9, 1.0, 1.0, 1.1]
     # "Steeply" against "only".
     assert min(authors) > 5 and max(ours) < 2
+    # The paper beside ours: Verdicts judged by the paired intervals.
     checks = synthesis.stratified_checks(
         tab,
         stored[1],
         dataset="NY-sample",
         real_accuracy=0.743,
+        real_test_n=4000,
         convention=conv,
         largest=f7,
-        convention_epsilons=[0.01, 0.05, 0.1, 0.5, 1.0, 5.0],
         convention_seeds=[0, 1],
     )
-    from dpnotes.report import paper_check_table, verdict_counts_text
+    from dpnotes.report import verdict_counts_text
 
-    table = paper_check_table(checks)
+    table = synthesis.checks_frame(checks)
     assert verdict_counts_text(table) == (
         "of 17 comparisons, 3 reproduce, 9 differ, 1 is inconclusive and 4 are not "
         "comparable"
     )
+    assert table.columns.tolist() == [
+        "quantity",
+        "paper",
+        "authors' files",
+        "ours: mean ± sd [95% interval]",
+        "seeds",
+        "verdict",
+        "why",
+    ]
     assert table.verdict.tolist()[:6] == [
         "not comparable",
         "not comparable",
@@ -750,10 +757,46 @@ def test_stored_authors_convention(stored):
         "differs",
         "differs",
     ]
-    assert table.ours.iloc[3] == (
-        "5 of 108 (3 of 54 on New Mexico; 2 of 54 on New York sample); beyond doubt 5 "
-        "better, 76 worse"
-    )
+    by_q = table.set_index("quantity")
+    own = by_q.loc["Figure 5: own-group parity error, all"]
+    assert own["ours: mean ± sd [95% interval]"] == "5 of 108 (5 better beyond doubt)"
+    assert (own["authors' files"], own["seeds"]) == ("26 of 54", "5")
+    assert own["why"] == "worse beyond doubt in 76 of 108 comparisons"
+    # The real-data accuracy: one fit, its binomial interval over the test records.
+    real = table.quantity.str.startswith("Figure 4: accuracy trained").idxmax()
+    assert table.quantity[real].endswith("(n\u00a0=\u00a04,000)")
+    assert table.loc[real, "seeds"] == 1
+    assert "[0.729,\u00a00.757]" in table.loc[real, "ours: mean ± sd [95% interval]"]
+    gap = by_q.loc["Figure 4: accuracy gap, ε ≥ 1"]
+    assert gap["verdict"] == "reproduces"
+    assert gap["ours: mean ± sd [95% interval]"].startswith("largest 0.0079; 36 of 36")
+    authors_way = by_q.loc["Figure 5 scored the authors' way"]
+    assert authors_way["verdict"] == "inconclusive"
+    assert authors_way["seeds"] == "2"
+    assert not table.isna().any().any()
+    assert "nan" not in table.to_string()
+    with pytest.raises(ValueError, match="convention_seeds"):
+        synthesis.stratified_checks(
+            tab,
+            stored[1],
+            dataset="NY-sample",
+            real_accuracy=0.743,
+            real_test_n=4000,
+            convention=conv,
+            largest=f7,
+            convention_seeds=[],
+        )
+    with pytest.raises(ValueError, match="SEX_RAC1P"):
+        synthesis.stratified_checks(
+            tab,
+            stored[1][stored[1].grouping != "SEX_RAC1P"],
+            dataset="NY-sample",
+            real_accuracy=0.743,
+            real_test_n=4000,
+            convention=conv,
+            largest=f7,
+            convention_seeds=[0, 1],
+        )
 
 
 def test_stored_race_ratios(stored):
@@ -777,6 +820,10 @@ def test_stored_race_ratios(stored):
     assert 2 * s.large_raised > s.large_total and s.helped_all_large
     assert s.worst["ratio"] > s.small_median
     assert s.table["median ratio"].tolist() == ["1.55", "1.32"]
+    assert s.table["median error: race strata / none"].tolist() == [
+        "1.78 / 1.11",
+        "0.243 / 0.207",
+    ]
     # An ε not computed falls back to the largest computed.
     assert synthesis.race_ratios(tab, sizes, epsilon=2.0)[2] == 5.0
 
@@ -990,10 +1037,15 @@ def test_table2_checks_shift_by_the_lowest_value():
     for check, (attr, (mean, _, lo, _, _)) in zip(
         checks, STRAT_TABLE2.items(), strict=True
     ):
-        assert attr in check.item and check.paper == mean
-        assert (
-            check.ours == pytest.approx(0.5 + lo) and check.outcome == "not comparable"
-        )
+        assert attr in check.quantity and check.paper == mean
+        assert check.ours_text == f"{0.5 + lo:.3f}"
+        assert check.outcome == "not comparable" and check.reason
+    table = synthesis.checks_frame(checks)
+    # A data statistic has no seeds: the table leaves the column out.
+    assert table.columns.tolist() == ["quantity", "paper", "ours", "verdict", "why"]
+    assert table.paper.tolist()[:2] == ["1.687", "2.834"]
+    with pytest.raises(ValueError, match="empty"):
+        synthesis.table2_checks(sample.iloc[:0])
     with pytest.raises(ValueError, match="outside"):
         synthesis.table2_checks(sample.assign(SEX=[0, 2]))
     with pytest.raises(ValueError, match="ESR"):
@@ -1130,3 +1182,394 @@ def test_stored_synthesizers_chapter(stored):
         3100,
         True,
     )
+
+
+# ------------------------------------- the chapters' sections, texts and figures (new)
+
+
+def test_checks_frame_folds_the_test_count_and_drops_empty_seeds():
+    from dpnotes.findings.verdict import Verdict, estimate
+
+    with_run = Verdict(
+        "accuracy", 0.8, estimate([0.75, 0.77], n_test=500), "reproduces", ""
+    )
+    claim = Verdict(
+        "a claim",
+        None,
+        None,
+        "differs",
+        "worse beyond doubt",
+        claim="stratifying helps",
+        ours_text="1 of 6 (0 better beyond doubt)",
+        authors="4 of 6",
+        extra={"seeds": "5"},
+    )
+    table = synthesis.checks_frame([with_run, claim])
+    assert table.columns.tolist() == [
+        "quantity",
+        "paper",
+        "authors' files",
+        "ours: mean ± sd [95% interval]",
+        "seeds",
+        "verdict",
+        "why",
+    ]
+    assert table.quantity.tolist() == ["accuracy (n\u00a0=\u00a0500)", "a claim"]
+    assert table.seeds.tolist() == [2, "5"]  # a tally's seeds come from extra
+    assert table.iloc[1, 3] == "1 of 6 (0 better beyond doubt)"
+    # Data statistics only: no seeds, no test count.
+    stat = Verdict("mean", 1.5, None, "not comparable", "another file", ours_text="2")
+    stat_table = synthesis.checks_frame([stat])
+    assert "seeds" not in stat_table.columns and stat_table.ours.tolist() == ["2"]
+    with pytest.raises(ValueError, match="no verdicts"):
+        synthesis.checks_frame([])
+
+
+def test_claim_rows_follow_claim_verdict():
+    t = synthesis.WinTally(1, 6, 1, 1, clear_wins=0, clear_losses=4)
+    v = synthesis._claim("q", "the claim", t, seeds=3, authors="2 of 6")
+    assert (v.outcome, v.ours_text, v.extra["seeds"]) == (
+        "differs",
+        "1 of 6 (0 better beyond doubt)",
+        "3",
+    )
+    # Undecided comparisons keep a claim open: inconclusive, never a reproduction.
+    open_t = synthesis.WinTally(5, 6, 0, 0, clear_wins=2, clear_losses=0)
+    assert synthesis._claim("q", "c", open_t, seeds=2).outcome == "inconclusive"
+    none = synthesis._claim("q", "c", synthesis.WinTally(0, 0, 0, 0), seeds=2)
+    assert none.outcome == "not comparable"
+
+
+def test_absent_texts_by_hand():
+    check = synthesis.AbsentCheck(pd.DataFrame([{"a": 1}]), 3, 0, 4, ("NY-sample",))
+    texts = synthesis.absent_texts(check, ["NY-sample", "NM"])
+    assert texts == {
+        "absent-above": "3 of these 4",
+        "absent-flips": "could not turn any of them in favour of stratifying",
+        "absent-clean": "New Mexico has no such group.",
+    }
+    flips = synthesis.AbsentCheck(pd.DataFrame(), 1, 2, 4, ("NY-sample", "NM"))
+    texts = synthesis.absent_texts(flips, ["NY-sample", "NM"])
+    assert texts["absent-flips"] == (
+        "could turn at most 2 of them in favour of stratifying"
+    )
+    assert texts["absent-clean"] == ""  # every data set has such a group
+    with pytest.raises(TypeError, match="AbsentCheck"):
+        synthesis.absent_texts({"above": 1}, ["NM"])
+
+
+def test_absent_check_on_stored_splits_like_data():
+    # The chapter's bound on hand-made splits: a group with training records only.
+    train, test = _people([0, 1, 1, 0]), _people([0, 0])
+    parity = _tab(
+        {
+            ("MST", "vanilla", 1.0): [1.0, 1.0],
+            ("MST", "RAC1P", 1.0): [2.0, 2.0],
+        },
+        metric="mean_parity_error",
+        grouping="RAC1P",
+        dataset="NY-sample",
+    )
+    wl = _tab(
+        {("MST", "RAC1P", 1.0): [0.01, 0.02]},
+        metric="workload_error",
+        dataset="NY-sample",
+    )
+    check = synthesis.absent_check(
+        pd.concat([parity, wl]), {"NY-sample": (train, test)}, groupings=["RAC1P"]
+    )
+    assert check.table.columns.tolist() == [
+        "strata",
+        "groups (training records)",
+        "term",
+        "bound",
+        "least rise",
+        "above the bound",
+    ]
+    row = check.table.iloc[0]
+    assert row["strata"] == "RAC1P, New York sample"
+    assert row["groups (training records)"] == "Black (2)"
+    # The bound grows with the workload error, and the term at W = 0 is below it.
+    bound = [
+        synthesis.absent_term_bound(train, "RAC1P", [1], w) for w in (0.0, 0.01, 0.02)
+    ]
+    assert bound[0] < bound[1] < bound[2]
+    assert row["term"] == synthesis.fmt(bound[0])
+    # One comparison: the bound is the mean of its seeds' bounds.
+    mean = synthesis.fmt((bound[1] + bound[2]) / 2)
+    assert row["bound"] == f"{mean} to {mean}"
+    assert (row["least rise"], row["above the bound"]) == ("1.00", "1 of 1")
+
+
+def test_section_texts_on_the_stored_runs(stored):
+    tab, sizes, ct, _ = stored
+    synths = ["MST", "AIM", "GEM"]
+    captions, texts = synthesis.run_texts(tab, {"NY-sample": "paper", "NM": "paper"})
+    assert list(captions) == ["NY-sample", "NM"]
+    assert (
+        texts["strat-nseeds"]
+        == "5 seeds for the New York sample; 5 seeds for New Mexico"
+    )
+    assert captions["NM"].startswith("Experiment strat_synth; New Mexico 2018; profile")
+    with pytest.raises(ValueError, match="profile"):
+        synthesis.run_texts(tab, {"NY-sample": "paper"})
+    assert synthesis.size_texts(sizes, "quick")["sizes-tiny"] == "7"
+    acc = synthesis.accuracy_section(tab, dataset="NY-sample", synthesizers=synths)
+    assert acc.texts == {"acc-ties": "36 of the 36", "acc-gap": "0.006"}
+    assert len(acc.table) == 6
+    pe = synthesis.parity_section(tab, dataset="NY-sample", synthesizers=synths)
+    assert pe.texts == {"pe-ratio": "2.2 to 2.8", "pe-sex-ties": "15 of its 18",
+                        "pe-sex-wins": "2"}  # fmt: skip
+    wl = synthesis.workload_section(tab, dataset="NY-sample", synthesizers=synths)
+    assert wl.texts == {"wl-wins": "2 of 18", "wlpe-wins": "0 of 18"}
+    nm = synthesis.nm_section(tab, sizes, synthesizers=synths, n_train=12366)
+    assert "stratifying wins 0 of 36 comparisons" in nm.texts["nm-reading"]
+    assert "(18 of 18)" in nm.texts["nm-reading"]
+    assert "American Indian, with 1,991 training records" in nm.texts["nm-intro"]
+    assert len(nm.table) == 12
+    own = synthesis.own_texts(tab)
+    assert own["own-total"] == "5 of 108"
+    assert own["own-clear"] == "5 better and 76 worse"
+    assert own["own-by-data"] == (
+        "2 of 54 comparisons on the New York sample and 3 of 54 on New Mexico"
+    )
+    assert own["own-scope"] == "2 data sets, 3 synthesizers and 6 values of ε"
+    assert own["sex-own"] == "5 of 36"
+    f7 = synthesis.largest_error_texts(synthesis.largest_error(ct))
+    assert (
+        f7["f7-steps"] == "5" and f7["f7-ours-factor"] == "1.0, 1.2, 0.9, 1.0, 1.0, 1.1"
+    )
+    assert f7["f7-authors-factor"].startswith("10 (AIM, New Mexico)")
+    with pytest.raises(TypeError, match="LargestError"):
+        synthesis.largest_error_texts(None)
+
+
+def test_race_section_on_the_stored_runs(stored):
+    tab, sizes, _, _ = stored
+    race = synthesis.race_section(
+        tab,
+        sizes,
+        profiles={"NY-sample": "paper", "NM": "paper"},
+        n_train={"NY-sample": 16000, "NM": 12366},
+    )
+    t = race.texts
+    assert (t["ratio-small-raised"], t["ratio-large-raised"]) == (
+        "18 of 18",
+        "21 of 33",
+    )
+    assert (t["ratio-worst"], t["ratio-help-min"], t["ratio-helped"]) == (
+        "1.90",
+        "815",
+        "12 of the 18",
+    )
+    assert t["ratio-source"] == (
+        "Experiment strat_synth, profile paper; New York 2018, 20,000-row sample; "
+        "New Mexico 2018; each point a mean over seeds 0–4."
+    )
+    assert "Alaska Native in the New York sample" in t["ratio-left-out"]
+    assert t["sex-shares"] == "46.9% and 53.1%" and t["sex-min"] == "6,011"
+    assert t["tiny-race"].startswith("Alaska Native (2), NH/PI (5)")
+    assert t["nm-sizes"] == (
+        "has fewer training records than the sample (12,366 against 16,000), and more "
+        "only in its American Indian, AI/AN other and NH/PI groups"
+    )
+    with pytest.raises(KeyError):
+        synthesis.race_section(tab, sizes, profiles={}, n_train={})
+
+
+def test_convention_section_on_the_stored_run(stored):
+    tab = stored[0]
+    conv_dir = RESULTS / "strat_synth" / "paper@parity=authors"
+    cfg = json.loads((conv_dir / "meta.json").read_text())["config"]
+    run = stored_table("strat_synth", "paper@parity=authors")
+    cs = synthesis.convention_section(run, cfg, tab)
+    t = cs.texts
+    assert (t["conv-ours"], t["conv-authors"]) == ("9 of 108", "15 of 108")
+    assert t["conv-by-synth"] == (
+        "MST: 6 and 8 of 36; AIM: 1 and 3 of 36; GEM: 2 and 4 of 36"
+    )
+    assert (t["conv-race-flips"], t["conv-race-top"]) == ("7", "4")
+    assert t["conv-pending"] == "" and t["conv-todo"] == "nothing"
+    assert t["conv-scope"].startswith(
+        "MST, AIM and GEM on the New York sample and New Mexico, at ε = 0.01"
+    )
+    assert "none of its 96 cells" in t["conv-refit"]
+    assert t["conv-authors-own"] == (
+        "1 of 18 comparisons for MST and 9 of 18 comparisons for AIM and 16 of 18 "
+        "comparisons for GEM"
+    )
+    assert cs.seeds == [0, 1] and len(cs.epsilons) == 6
+    with pytest.raises(ValueError, match="synthesizers"):
+        synthesis.convention_section(
+            run, {k: v for k, v in cfg.items() if k != "synthesizers"}, tab
+        )
+    with pytest.raises(ValueError, match="no whole block"):
+        synthesis.convention_section(run[run.seed == 0].iloc[:10], cfg, tab)
+
+
+def test_fairness_section_by_hand():
+    fair = _tab(
+        {
+            ("MST", "vanilla", 1.0): [0.5, 0.5],
+            ("MST", "RAC1P", 1.0): [0.2, 0.25],  # closer to the real 0.2
+        },
+        grouping="RAC1P",
+    )
+    tab = pd.concat(
+        fair.assign(metric=m)
+        for m in [
+            "label_mean_disparity",
+            "logistic:dp_difference",
+            "logistic:fnr_difference",
+        ]
+    )
+    real = pd.DataFrame(
+        {
+            "metric": [
+                "label_mean_disparity",
+                "logistic:dp_difference",
+                "logistic:fnr_difference",
+            ],
+            "grouping": "RAC1P",
+            "group": "all",
+            "value": [0.2, 0.3, 0.4],
+        }
+    )
+    sizes = SIZES.assign(dataset="NY")
+    section = synthesis.fairness_section(
+        tab, dataset="NY", synthesizers=["MST"], real=real, sizes=sizes, n_test=30
+    )
+    assert section.texts == {
+        "fair-wins": "2 of 3",  # the FNR gap: 0.225 is farther from 0.4 than 0.5
+        "fair-ties": "0",
+        "disp-real": "0.200",
+        "dp-real": "0.300",
+        "fnr-real": "0.400",
+        "test-small": "1 of the 2",
+        "test-n": "30",
+        "test-nseeds": "2 seeds",
+    }
+    with pytest.raises(ValueError, match="rows of metric"):
+        synthesis.fairness_section(
+            tab, dataset="NY", synthesizers=["MST"], real=real.iloc[:1], sizes=sizes,
+            n_test=30,
+        )  # fmt: skip
+
+
+def test_figures_draw_one_panel_per_synthesizer():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = synthesis.strata_figure(
+        TAB, "m", "error", dataset="NY", logy=True, refs=[(1.0, "real")]
+    )
+    assert len(fig.axes) == 1 and fig.axes[0].get_ylabel() == "error"
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert {"no strata", "SEX", "real"} <= labels
+    plt.close(fig)
+    with pytest.raises(ValueError, match="rows of metric"):
+        synthesis.strata_figure(TAB, "other", "y", dataset="NY")
+    ratio = pd.DataFrame(
+        {
+            "dataset": ["NY-sample", "NM"],
+            "synthesizer": ["MST", "AIM"],
+            "train": [10, 1000],
+            "ratio": [2.0, 0.8],
+        }
+    )
+    fig = synthesis.ratio_figure(ratio)
+    assert [ax.get_title() for ax in fig.axes] == ["New York sample", "New Mexico"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="ratio"):
+        synthesis.ratio_figure(ratio.drop(columns="ratio"))
+
+
+def test_real_references_by_hand():
+    from dpnotes.data.employment import EMPLOYMENT_DOMAIN
+
+    rng = np.random.default_rng(0)
+    people = pd.DataFrame(
+        {a: rng.integers(0, s, 120) for a, s in EMPLOYMENT_DOMAIN.items()}
+    )
+    refs = synthesis.real_references({"NY": (people.iloc[:80], people.iloc[80:])},
+                                     classifiers=["logistic"])  # fmt: skip
+    r = refs["NY"]
+    assert len(r.train) == 80 and len(r.test) == 40
+    assert r.majority == synthesis.majority_rate(people.iloc[80:]["ESR"])
+    assert 0 <= synthesis.real_value(r.real, "logistic:accuracy") <= 1
+    with pytest.raises(ValueError, match="ESR"):
+        synthesis.real_references({"NY": (people, people.drop(columns="ESR"))})
+
+
+def test_synthesizers_chapter_sections_on_the_stored_runs(stored):
+    tab = stored[0]
+    summary = synthesis.workload_summary(tab)
+    order = ["NY-sample", "NM"]
+    fall = synthesis.fall_section(summary, datasets=order)
+    assert fall.texts == {
+        "wl-e-max": "5",
+        "wl-e-low": "0.5",
+        "wl-aim-max": "0.0274 on the New York sample and 0.0376 on New Mexico",
+        "wl-mst-fall": "10% and 16%",
+    }
+    assert fall.table.columns.tolist() == [
+        "synthesizer",
+        "fall, New York sample",
+        "fall, New Mexico",
+    ]
+    trails = synthesis.trails_section(
+        summary, n_train={"NY-sample": 16000, "NM": 12366}, delta=1e-9, datasets=order
+    )
+    assert trails.texts == {
+        "aim-noise-ratio": "2.4",
+        "aim-rounds": "160",
+        "aim-trails": "2 of the 12",
+    }
+    meta = json.loads((RESULTS / "strat_synth" / "paper" / "meta.json").read_text())
+    fits, by_eps = synthesis.fit_time_section(tab, [meta])
+    assert fits.texts["gem-steps"] == "3,100"
+    assert fits.texts["gem-device"] == "the stored runs ran on the CPU"
+    assert fits.texts["synth-device"].endswith("(AMD EPYC), one thread per fit.")
+    assert fits.table.columns.tolist() == [
+        "synthesizer",
+        "no strata",
+        "SEX",
+        "RAC1P",
+        "SEX × RAC1P",
+    ]
+    assert fits.table.iloc[2, 4] == "388.8"
+    assert by_eps.columns.tolist() == ["ε", "MST", "AIM", "GEM"]
+    assert by_eps["ε"].tolist() == ["0.01", "0.05", "0.1", "0.5", "1", "5"]
+    with pytest.raises(ValueError, match="metadata"):
+        synthesis.fit_time_section(tab, [])
+
+
+def test_attribute_table_and_where_the_rows_come_from():
+    from types import SimpleNamespace
+
+    table = synthesis.attribute_table()
+    assert table.attribute.tolist()[0] == "AGEP" and len(table) == 10
+    assert table.set_index("attribute").loc["SCHL", "values"] == (
+        "1–5, 6–10, 11–14, 15–19, 20–24"
+    )
+    assert not table.isna().any().any()
+
+    def src(profile, seeds):
+        return SimpleNamespace(
+            profile=profile, seeds=seeds, describe=lambda: f"{profile} run"
+        )
+
+    same = {"NY-sample": src("paper", [0, 1]), "NM": src("paper", [0, 1])}
+    assert synthesis.stored_where(same) == (
+        "Experiment strat_synth, profile paper, seeds 0, 1 of each data set "
+        "(New York 2018, 20,000-row sample; New Mexico 2018)."
+    )
+    mixed = {"NY-sample": src("paper", [0, 1]), "NM": src("quick", [0])}
+    assert synthesis.stored_where(mixed) == (
+        "Experiment strat_synth, New York 2018, 20,000-row sample: paper run; "
+        "New Mexico 2018: quick run."
+    )
+    with pytest.raises(ValueError, match="no source"):
+        synthesis.stored_where({})

@@ -7,8 +7,8 @@ The chapters ``book/dpsgd/disparate.md``, ``book/dpsgd/dpsgdf.md`` and
 experiment's own settings) and hand them to the functions here. Each function returns
 typed values: per-seed values (a :class:`pandas.Series` indexed by seed, so that the
 seeds used travel with the values), frozen dataclasses, the paper-beside-ours rows
-(:class:`~dpnotes.report.Comparison`) or small display tables. Nothing here loads a
-file or runs an experiment.
+(:class:`~dpnotes.findings.verdict.Verdict`) or small display tables. Nothing here
+loads a file or runs an experiment.
 
 The shared vocabulary of the chapters lives here once: :func:`final` (each run's last
 epoch), :func:`per_seed` and :func:`cost` (a method's value, or its cost of privacy
@@ -23,19 +23,23 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from dpnotes import paper_numbers, report
 from dpnotes.findings.verdict import (
+    Estimate,
     Verdict,
     compare_value,
     degenerate_reason,
     difference,
     estimate,
+    verdict_columns,
+    verdict_frame,
 )
 from dpnotes.metrics import (
     EQUAL_COST_TAU,
@@ -56,6 +60,7 @@ __all__ = [
     "TAU",
     "TOLERANCE",
     "Ablation",
+    "Accounting",
     "FigureChecks",
     "GroupDiagnostics",
     "MnistClipping",
@@ -63,24 +68,42 @@ __all__ = [
     "SweepGaps",
     "Table3Reading",
     "ablation",
+    "accounting",
+    "accuracy_error",
     "accuracy_table",
+    "base_bound",
+    "bound_curves",
+    "bound_text",
     "budget_curves",
+    "budget_data_text",
+    "census_note",
     "census_table1",
+    "claim_texts",
     "claims",
     "clip_gap",
+    "clip_share_table",
     "clip_shares",
     "clip_table",
+    "compare_below",
     "cost",
     "costs_text",
+    "device_text",
+    "diagnostics_tables",
+    "digit_accuracy",
     "epoch_curves",
+    "epoch_means",
+    "epochs_text",
+    "epsilon_table",
     "exceptions_text",
     "figure3b_gap",
     "figure3b_row",
     "figure_checks",
     "final",
+    "gap_estimate",
     "gap_table",
     "group_diagnostics",
     "group_test_count",
+    "group_test_counts",
     "implied_accuracy_rows",
     "largest_bound_ratio",
     "last_bound_ratios",
@@ -89,6 +112,9 @@ __all__ = [
     "matching_bounds",
     "mean_sd_text",
     "mnist_clipping",
+    "mnist_clipping_table",
+    "mnist_clipping_texts",
+    "negative_rates",
     "noise_or_epochs",
     "noise_sweep",
     "norm_ratios",
@@ -105,15 +131,20 @@ __all__ = [
     "settings_table",
     "sgd_reference",
     "share_closed",
+    "stored_text",
     "sweep_gaps",
+    "sweep_table",
     "table1_comparisons",
+    "table1_frame",
     "table1_rows",
+    "table1_texts",
     "table2_beside_paper",
     "table2_rows",
     "table3_accuracy",
     "table3_reading",
     "table3_rows",
     "training_size",
+    "wall_table",
     "whole_epochs",
     "with_cost",
 ]
@@ -340,7 +371,7 @@ def mean_sd_text(values: pd.Series | Sequence[float], *, decimals: int = 2) -> s
     return text + (f" ± {v.std():.{decimals}f}" if len(v) > 1 else "")
 
 
-def reproduced(rows: Iterable[report.Comparison | Verdict]) -> tuple[int, int]:
+def reproduced(rows: Iterable[Verdict]) -> tuple[int, int]:
     """Count the rows that reproduce, and the rows that are compared at all.
 
     Returns:
@@ -353,7 +384,7 @@ def reproduced(rows: Iterable[report.Comparison | Verdict]) -> tuple[int, int]:
     )
 
 
-def sds_from_paper(comparison: report.Comparison | Verdict) -> float:
+def sds_from_paper(comparison: Verdict) -> float:
     """Return how many of our seeds' standard deviations the paper's number lies away.
 
     Signed: positive where the paper's number is above our mean.
@@ -362,11 +393,7 @@ def sds_from_paper(comparison: report.Comparison | Verdict) -> float:
         ValueError: If the comparison has no standard deviation (a single seed) or no
             number on one side.
     """
-    if isinstance(comparison, Verdict):
-        ours = comparison.ours
-        mean, sd = (None, None) if ours is None else (ours.mean, ours.sd)
-    else:
-        mean, sd = comparison.mean, comparison.sd
+    mean, sd = comparison.mean, comparison.sd
     if comparison.paper is None or mean is None or not sd:
         raise ValueError(
             f"sds_from_paper: {comparison.quantity!r} needs the paper's number, our "
@@ -388,6 +415,99 @@ def share_closed(*, start: float, reached: float, target: float) -> float:
     if target == start:
         raise ValueError("share_closed: start equals target; there is no gap to close.")
     return (reached - start) / (target - start)
+
+
+def accuracy_error(accuracies: Iterable[tuple[float, int | None]]) -> float:
+    """Return the test error of a sum or difference of accuracies, e.g. a gap of costs.
+
+    Each accuracy is a proportion of its group's test records; their binomial errors
+    (:func:`~dpnotes.findings.verdict.estimate`) add as independent variances, as
+    :func:`~dpnotes.findings.verdict.difference` adds them.
+
+    Args:
+        accuracies: ``(mean accuracy, test count)`` of each accuracy in the sum; a
+            count of None adds nothing.
+
+    Returns:
+        The standard error.
+
+    Examples:
+        >>> round(accuracy_error([(0.5, 100), (0.5, 100)]), 4)
+        0.0693
+    """
+    return math.sqrt(
+        math.fsum(
+            estimate([min(max(float(p), 0.0), 1.0)], n_test=n).se_test ** 2
+            for p, n in accuracies
+            if n is not None
+        )
+    )
+
+
+def compare_below(
+    quantity: str,
+    claim: str,
+    ours: Estimate | None,
+    *,
+    bound: float = TAU,
+    missing: str = "",
+) -> Verdict:
+    """Judge a claim that a quantity stays below ``bound`` (a gap below τ).
+
+    Args:
+        quantity: What is compared.
+        claim: The paper's claim as the table shows it.
+        ours: Our estimate of the quantity, or None.
+        bound: The claimed upper bound.
+        missing: Why our side is missing.
+
+    Returns:
+        *reproduces* when the whole interval is below ``bound``, *differs* when it is
+        above, *inconclusive* when it holds ``bound``, *not comparable* without ours.
+
+    Examples:
+        >>> from dpnotes.findings.verdict import estimate
+        >>> compare_below("gap", "below τ", estimate([0.01, 0.012, 0.011])).outcome
+        'reproduces'
+    """
+
+    def verdict(outcome: str, reason: str) -> Verdict:
+        return Verdict(quantity, None, ours, outcome, reason, claim=claim)
+
+    if ours is None:
+        return verdict("not comparable", missing or "no run of ours")
+    if ours.high < bound:
+        return verdict("reproduces", f"our interval is below {bound:g}")
+    if ours.low > bound:
+        return verdict("differs", f"our interval is above {bound:g}")
+    return verdict("inconclusive", f"our interval holds {bound:g}")
+
+
+def _cost_gap(
+    wide: pd.DataFrame,
+    sgd: pd.DataFrame,
+    method: str,
+    pair: tuple[str, str],
+    counts: tuple[int | None, int | None],
+) -> Estimate:
+    """Δ(first) − Δ(second) per seed, with the test error of its four accuracies."""
+    first, second = pair
+    dp = {g: _column(wide, method, g) for g in pair}
+    base = {g: _column(sgd, "sgd", g) for g in pair}
+    _same_seeds(
+        {**{f"{method}, {g}": v for g, v in dp.items()},
+         **{f"SGD, {g}": v for g, v in base.items()}},
+        f"the gap of {method}",
+    )  # fmt: skip
+    if dp[first].empty:
+        raise ValueError(f"no runs of {method!r} with SGD for {first!r}.")
+    gap = (dp[first] - base[first]) - (dp[second] - base[second])
+    se = accuracy_error(
+        (v.mean(), n)
+        for g, n in zip(pair, counts, strict=True)
+        for v in (dp[g], base[g])
+    )
+    return Estimate(tuple(gap.to_numpy(dtype=float)), se_test=se)
 
 
 def with_cost(
@@ -777,12 +897,17 @@ class FigureChecks:
             epoch (Figure 2; every seed with a DPSGD-F run).
         epoch_gap: Per seed, ``|Δ(digit 8) − Δ(digit 2)|`` at each whole epoch
             (Figure 3a), indexed by epoch.
+        se_digit_gap: The test error of :attr:`digit_gap` (the largest over seeds of
+            that of its four accuracies: the two digits' private and SGD accuracies).
+        se_last_gap: The test error of :attr:`last_gap`, likewise.
     """
 
     seeds: tuple[int, ...]
     digit_gap: pd.Series
     largest_bound: pd.Series
     epoch_gap: Mapping[int, pd.Series]
+    se_digit_gap: float = 0.0
+    se_last_gap: float = 0.0
 
     @property
     def last_gap(self) -> pd.Series:
@@ -801,31 +926,32 @@ class FigureChecks:
         """The last whole epoch of any seed."""
         return max(int(g.index.max()) for g in self.epoch_gap.values())
 
-    def rows(self) -> list[report.Comparison]:
-        """Return the three claims beside the paper's text, as verdict rows."""
-        last = self.last_gap
+    def rows(self) -> list[Verdict]:
+        """Return the three claims beside the paper's text, as verdicts.
+
+        Figures 1 and 3a claim a gap below τ (:func:`compare_below`); Figure 2 a
+        largest bound "close to 3", here within 0.3.
+        """
+        gap = (self.digit_gap, self.se_digit_gap)
+        last = (self.last_gap, self.se_last_gap)
         return [
-            report.comparison_over_seeds(
+            compare_below(
                 "DPSGD-F: largest gap between the ten digits' costs (Figure 1)",
-                TAU,
-                self.digit_gap.tolist(),
-                verdict="reproduces" if self.digit_gap.max() <= TAU else "differs",
-                note=f"the paper's text: small and consistent; here: within τ = {TAU}",
+                f"small and consistent (below τ = {TAU})",
+                Estimate(tuple(gap[0].to_numpy(dtype=float)), se_test=gap[1]),
             ),
-            report.comparison_over_seeds(
+            compare_value(
                 "DPSGD-F: largest Cₖ/C₀ (Figure 2)",
                 3.0,
-                self.largest_bound,
+                estimate(self.largest_bound.to_numpy(dtype=float), proportion=False),
                 tolerance=0.3,
-                note="the paper's text: 'close to 3'; here within 0.3",
+                decimals=2,
             ),
-            report.comparison_over_seeds(
+            compare_below(
                 "DPSGD-F: |Δ(class 8) − Δ(class 2)| at its last whole epoch "
                 "(Figure 3a)",
-                TAU,
-                last.tolist(),
-                verdict="reproduces" if last.max() <= TAU else "differs",
-                note="the paper's text: below τ from 60 epochs on",
+                f"below τ = {TAU} from 60 epochs on",
+                Estimate(tuple(last[0].to_numpy(dtype=float)), se_test=last[1]),
             ),
         ]
 
@@ -837,7 +963,8 @@ def figure_checks(runs: pd.DataFrame, *, clip_norm: float) -> FigureChecks:
     at the epochs that are whole in both runs.
 
     Args:
-        runs: MNIST runs with per-epoch accuracies, ``steps`` and ``clip_bound``.
+        runs: MNIST runs with per-epoch accuracies, ``steps``, ``clip_bound`` and
+            each digit's ``n_test``.
         clip_norm: The base bound ``C_0``.
 
     Returns:
@@ -853,25 +980,36 @@ def figure_checks(runs: pd.DataFrame, *, clip_norm: float) -> FigureChecks:
     missing = [s for s in seeds if s not in seeds_of(runs, "dpsgd_f")]
     if missing:
         raise ValueError(f"figure_checks: no DPSGD-F run of seed(s) {missing}.")
-    digit_gap, epoch_gap = {}, {}
+    digit_gap, epoch_gap, se_digit, se_last = {}, {}, [], []
+
+    def se(f_row: pd.Series, s_row: pd.Series, pair: Sequence[str]) -> float:
+        return accuracy_error(
+            (row[g], group_test_count(runs, g)) for g in pair for row in (f_row, s_row)
+        )
+
     for seed in seeds:
-        by_epoch = (
-            _accuracy_by_epoch(runs, "dpsgd_f", seed)
-            - _accuracy_by_epoch(runs, "sgd", seed)
-        ).dropna()
+        f_acc = _accuracy_by_epoch(runs, "dpsgd_f", seed)
+        s_acc = _accuracy_by_epoch(runs, "sgd", seed)
+        by_epoch = (f_acc - s_acc).dropna()
         whole = by_epoch[
             by_epoch.index.isin(whole_epochs(runs, "dpsgd_f", seed))
             & by_epoch.index.isin(whole_epochs(runs, "sgd", seed))
         ]
+        last = whole.index[-1]
         digits = whole.iloc[-1].drop("all")
         digit_gap[seed] = equal_cost_gap(digits.to_numpy(), tau=TAU).gap
         epoch_gap[seed] = (whole["digit 8"] - whole["digit 2"]).abs()
+        extremes = (digits.idxmax(), digits.idxmin())
+        se_digit.append(se(f_acc.loc[last], s_acc.loc[last], extremes))
+        se_last.append(se(f_acc.loc[last], s_acc.loc[last], ("digit 8", "digit 2")))
     bounds = runs[(runs.method == "dpsgd_f") & (runs.metric == "clip_bound")]
     return FigureChecks(
         seeds=tuple(int(s) for s in seeds),
         digit_gap=pd.Series(digit_gap),
         largest_bound=bounds.groupby("seed")["value"].max() / clip_norm,
         epoch_gap=epoch_gap,
+        se_digit_gap=max(se_digit),
+        se_last_gap=max(se_last),
     )
 
 
@@ -1106,8 +1244,8 @@ class Table3Reading:
     """
 
     bounds: tuple[float, ...]
-    rows: Mapping[float, Mapping[str, report.Comparison]]
-    dpsgdf: Mapping[str, report.Comparison]
+    rows: Mapping[float, Mapping[str, Verdict]]
+    dpsgdf: Mapping[str, Verdict]
     shortfall: Mapping[float, float]
     shortfall_sds: Mapping[float, float]
     gaps: Mapping[float, pd.Series]
@@ -1127,7 +1265,7 @@ class Table3Reading:
 
 
 def table3_reading(
-    rows: Sequence[report.Comparison], runs: pd.DataFrame, sgd_runs: pd.DataFrame
+    rows: Sequence[Verdict], runs: pd.DataFrame, sgd_runs: pd.DataFrame
 ) -> Table3Reading:
     """Read :func:`table3_rows` of one loop: the class-8 shortfall and the gaps.
 
@@ -1242,13 +1380,11 @@ def table2_rows(
     return rows
 
 
-def paper_ratios(
-    rows: Iterable[report.Comparison | Verdict], quantity: str
-) -> pd.Series:
+def paper_ratios(rows: Iterable[Verdict], quantity: str) -> pd.Series:
     """Return our mean over the paper's number for the rows of one quantity.
 
     Args:
-        rows: Comparisons, e.g. :func:`table2_rows` of several data sets.
+        rows: Verdicts, e.g. :func:`table2_rows` of several data sets.
         quantity: The end of the rows' names, e.g. ``"norm of the average"``.
 
     Returns:
@@ -1337,7 +1473,7 @@ def _groups_of(acc: pd.DataFrame) -> list[str]:
 
 def table1_comparisons(
     main: pd.DataFrame, census: pd.DataFrame, dataset: str, *, encoding: str = "paper"
-) -> list[report.Comparison]:
+) -> list[Verdict]:
     """Return the paper's Table 1 beside ours: SGD's accuracy, then each private Δ.
 
     MNIST from the main runs (:func:`table1_rows`); Adult and Dutch from
@@ -1912,8 +2048,55 @@ def largest_bound_ratio(main: pd.DataFrame, *, clip_norm: float) -> pd.Series:
     return ck.groupby("seed")["value"].max() / clip_norm
 
 
-#: The note of the MNIST claims that the chapter's section on MNIST explains.
-_MNIST_NOTE: str = "see {ref}`sec-dpsgdf-mnist-little`"
+def _share_estimate(gap: Estimate, base: Estimate) -> Estimate:
+    """``1 − gap / base`` seed by seed, its test error by the delta method."""
+    g, b = gap.mean, base.mean
+    se = math.hypot(gap.se_test / b, g * base.se_test / b**2) if b else 0.0
+    return Estimate(
+        tuple(1 - x / y for x, y in zip(gap.values, base.values, strict=True)),
+        se_test=se,
+    )
+
+
+def gap_estimate(
+    main: pd.DataFrame, census: pd.DataFrame, dataset: str, method: str
+) -> Estimate:
+    """Return our Δ(first group) − Δ(second group) with its interval (:data:`PAIRS`).
+
+    The values are :func:`our_gap`'s, seed by seed; the test error adds the binomial
+    errors of the four accuracies (the method's and SGD's, of both groups).
+
+    Raises:
+        ValueError: As :func:`our_gap`.
+    """
+    first, second = PAIRS[dataset]
+    if dataset == "mnist":
+        _require(main, (*_RUN_COLUMNS, "dataset"), "gap_estimate")
+        frame, keys = main[main.dataset == dataset], {}
+    else:
+        _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), "gap_estimate")
+        match = match_paper_groups(census)[dataset]
+        first, second = match[first], match[second]
+        frame, keys = census[census.dataset == dataset], {"encoding": "paper"}
+    wide = _wide(frame, "accuracy", **keys)
+    counts = tuple(group_test_count(frame, g, **keys) for g in (first, second))
+    return _cost_gap(wide, wide, method, (first, second), counts)
+
+
+def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Estimate:
+    """DPSGD's Δ(digit 8) − Δ(digit 2) at bound ``cn`` with its interval."""
+    mnist = main[main.dataset == "mnist"]
+    runs = clip[(clip.dataset == "mnist") & (clip.clip_norm == cn)]
+    if runs.empty:
+        raise ValueError(f"no DPSGD run at C = {cn:g}.")
+    pair = PAIRS["mnist"]
+    return _cost_gap(
+        _wide(runs, "accuracy"),
+        _wide(mnist, "accuracy"),
+        "dpsgd",
+        pair,
+        tuple(group_test_count(mnist, g) for g in pair),
+    )
 
 
 def claims(
@@ -1924,12 +2107,13 @@ def claims(
     *,
     clip_norm: float,
     short: Mapping[str, str],
-) -> list[report.Comparison]:
+) -> list[Verdict]:
     """Return the paper's claims beside ours: gaps, shares removed, bounds, Figure 3b.
 
     A gap is Δ of the group the paper finds paying minus Δ of the other
-    (:data:`PAIRS`), seed by seed; the paper's gaps and shares come from its Tables 1
-    and 3.
+    (:data:`PAIRS`), seed by seed (:func:`gap_estimate`); the paper's gaps and shares
+    come from its Tables 1 and 3. A share removed is ``1 − gap / DPSGD's gap`` seed by
+    seed, its test error carried by the delta method.
 
     Args:
         main: The table of ``dpsgdf_main``.
@@ -1940,79 +2124,69 @@ def claims(
         short: The census data sets' names.
 
     Returns:
-        The verdict rows, MNIST's first.
+        The verdicts, MNIST's first.
     """
     mnist_budget = budget[budget.dataset == "mnist"]
     fig3 = figure3b_gap(
         mnist_budget[mnist_budget.vary == "sigma"],
         mnist_budget[mnist_budget.vary == "epochs"],
     )
-    dpsgd_gap = our_gap(main, census, "mnist", "dpsgd")
-    rows = [
-        report.comparison_over_seeds(
-            "MNIST, DPSGD: gap (Table 1)",
-            paper_gap("mnist", "dpsgd"),
-            dpsgd_gap,
+    n = group_test_counts(main[main.dataset == "mnist"])
+    fig3_se = accuracy_error((0.5, n[g]) for g in n for _ in range(2))
+    gap = {m: gap_estimate(main, census, "mnist", m) for m in ("dpsgd", "naive")}
+    gap["dpsgd_f"] = gap_estimate(main, census, "mnist", "dpsgd_f")
+    c2, c5 = (_clip_gap_estimate(clip, main, cn) for cn in (2.0, 5.0))
+    paper_dpsgd = paper_gap("mnist", "dpsgd")
+
+    def table1(name: str, method: str, ours: Estimate) -> Verdict:
+        return compare_value(
+            f"{name}, {LABEL[method]}: gap (Table 1)",
+            paper_gap(name.lower(), method),
+            ours,
             tolerance=TOLERANCE,
-            note=_MNIST_NOTE,
-        ),
-        report.comparison_over_seeds(
-            "MNIST, Naive: gap (Table 1)",
-            paper_gap("mnist", "naive"),
-            our_gap(main, census, "mnist", "naive"),
-            tolerance=TOLERANCE,
-        ),
-        report.comparison_over_seeds(
-            "MNIST, DPSGD-F: gap (Table 1)",
-            paper_gap("mnist", "dpsgd_f"),
-            our_gap(main, census, "mnist", "dpsgd_f"),
-            tolerance=TOLERANCE,
-            note=_MNIST_NOTE,
-        ),
-        report.comparison_over_seeds(
+        )
+
+    rows = [table1("MNIST", m, gap[m]) for m in ("dpsgd", "naive", "dpsgd_f")]
+    rows += [
+        compare_value(
             "MNIST, share of DPSGD's gap that DPSGD-F removes (Table 1)",
-            removed_share(paper_gap("mnist", "dpsgd_f"), paper_gap("mnist", "dpsgd")),
-            removed_share(our_gap(main, census, "mnist", "dpsgd_f"), dpsgd_gap),
+            removed_share(paper_gap("mnist", "dpsgd_f"), paper_dpsgd),
+            _share_estimate(gap["dpsgd_f"], gap["dpsgd"]),
             tolerance=TOLERANCE,
-            note=_MNIST_NOTE,
         ),
-        report.comparison_over_seeds(
+        compare_value(
             "MNIST, share of DPSGD's gap that DPSGD with C = 2 removes (Table 3)",
-            removed_share(
-                paper_gap("mnist", None, ("dpsgd", 2.0)), paper_gap("mnist", "dpsgd")
-            ),
-            removed_share(clip_gap(clip, main, 2.0), dpsgd_gap),
+            removed_share(paper_gap("mnist", None, ("dpsgd", 2.0)), paper_dpsgd),
+            _share_estimate(c2, gap["dpsgd"]),
             tolerance=TOLERANCE,
         ),
-        report.comparison_over_seeds(
+        compare_value(
             "MNIST, DPSGD with C = 5: gap (Table 3)",
             paper_gap("mnist", None, ("dpsgd", 5.0)),
-            clip_gap(clip, main, 5.0),
+            c5,
             tolerance=TOLERANCE,
         ),
-        report.comparison_over_seeds(
+        compare_value(
             "MNIST, largest Cₖ/C₀ of DPSGD-F (Figure 2)",
             3.0,
-            largest_bound_ratio(main, clip_norm=clip_norm),
+            estimate(
+                largest_bound_ratio(main, clip_norm=clip_norm).to_numpy(dtype=float),
+                proportion=False,
+            ),
             tolerance=0.3,
-            note="the paper's text: 'close to 3'; here within 0.3",
+            decimals=2,
         ),
-        report.comparison_over_seeds(
+        compare_below(
             "MNIST, DPSGD-F: largest |gap| over the σ sweep (Figure 3b)",
-            None,
-            fig3,
-            verdict="differs" if fig3.mean() > TAU else "reproduces",
-            note=f"the paper gives no number: below τ = {TAU} at every σ",
+            f"below τ = {TAU} at every σ",
+            Estimate(tuple(fig3.to_numpy(dtype=float)), se_test=fig3_se),
         ),
     ]
     for dataset in ["adult", "dutch"]:
         for method in ["dpsgd", "naive", "dpsgd_f"]:
             rows.append(
-                report.comparison_over_seeds(
-                    f"{short[dataset]}, {LABEL[method]}: gap (Table 1)",
-                    paper_gap(dataset, method),
-                    our_gap(main, census, dataset, method),
-                    tolerance=TOLERANCE,
+                table1(
+                    short[dataset], method, gap_estimate(main, census, dataset, method)
                 )
             )
     return rows
@@ -2282,28 +2456,52 @@ def epoch_curves(
     return wide
 
 
-def figure3b_row(sweep: pd.DataFrame | None) -> report.Comparison:
+def figure3b_row(
+    sweep: pd.DataFrame | None, *, n_test: Mapping[str, int] | None = None
+) -> Verdict:
     """Return one loop's Figure 3b claim beside ours: the largest gap over σ (one seed).
+
+    The paper's text says DPSGD-F's ``|Δ(class 8) − Δ(class 2)|`` stays below τ at
+    every σ; ours is the largest over the sweep's σ (:func:`compare_below`).
 
     Args:
         sweep: The loop's :func:`noise_sweep`, or None where its runs are missing.
+        n_test: The test records of digits 2 and 8 (:func:`group_test_counts`): the
+            sweep holds costs, not accuracies, so their test error is bounded by that of
+            an accuracy of 0.5 (the largest binomial error). None: none is added.
 
     Returns:
-        The verdict row: the paper's text says the gap stays below τ at every σ.
+        The verdict.
     """
     quantity = "DPSGD-F: largest |Δ(class 8) − Δ(class 2)| over σ (Figure 3b)"
+    claim = f"below τ = {TAU} at every σ"
     if sweep is None:
-        return report.comparison_over_seeds(
-            quantity, TAU, [], tolerance=TAU, note=NOT_RUN
+        return compare_below(quantity, claim, None, missing=NOT_RUN)
+    _require(sweep, ("gap",), "figure3b_row")
+    _require_rows(sweep, "figure3b_row")
+    se = 0.0
+    if n_test is not None:
+        se = accuracy_error(
+            (0.5, n_test[g]) for g in ("digit 8", "digit 2") for _ in range(2)
         )
-    largest = float(sweep["gap"].max())
-    return report.comparison_over_seeds(
-        quantity,
-        TAU,
-        [largest],
-        verdict="reproduces" if largest <= TAU else "differs",
-        note=f"the paper's text: below τ = {TAU} at every σ",
+    return compare_below(
+        quantity, claim, Estimate((float(sweep["gap"].max()),), se_test=se)
     )
+
+
+def group_test_counts(
+    frame: pd.DataFrame, groups: Sequence[str] = ("digit 2", "digit 8")
+) -> dict[str, int]:
+    """Return each group's test records (:func:`group_test_count`).
+
+    Raises:
+        ValueError: If a group has no ``n_test``.
+    """
+    counts = {g: group_test_count(frame, g) for g in groups}
+    absent = [g for g, n in counts.items() if n is None]
+    if absent:
+        raise ValueError(f"group_test_counts: no n_test of {', '.join(absent)}.")
+    return counts
 
 
 def training_size(frame: pd.DataFrame) -> int:
@@ -2317,3 +2515,645 @@ def training_size(frame: pd.DataFrame) -> int:
     if n.empty:
         raise ValueError("training_size: no n_train rows per group.")
     return int(n.sum())
+
+
+# --------------------------------------------------------------------------------------
+# The chapters' tables and glued texts (disparate.md, dpsgdf.md)
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """The privacy of the runs at the paper's settings: a table and the texts glued.
+
+    Attributes:
+        table: One row per data set (display text).
+        texts: The glued texts, by name.
+        verdicts: The paper's ε beside ours (disparate.md; empty for DPSGD-F's table).
+        pld: Per data set, ``(PLD ε, RDP ε)`` of the same mechanism.
+    """
+
+    table: pd.DataFrame
+    texts: Mapping[str, str]
+    verdicts: tuple[Verdict, ...] = ()
+    pld: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def pld_below_rdp(self) -> bool:
+        """Whether PLD accounting gives less than RDP for every data set."""
+        return all(p < r for p, r in self.pld.values())
+
+
+def _steps(n: int, setting: Mapping[str, object], batch_size: int) -> tuple[float, int]:
+    if n < batch_size:
+        raise ValueError(f"a training set of {n} is smaller than a batch.")
+    return batch_size / n, int(setting["epochs"]) * (n // batch_size)
+
+
+def epsilon_table(
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Mapping[str, object]],
+    *,
+    names: Mapping[str, str],
+    batch_size: int = 256,
+    delta: float = 1e-6,
+) -> Accounting:
+    """DPSGD's ε at the paper's settings, three ways, beside the paper's (disparate.md).
+
+    Args:
+        sizes: Each data set's training examples (the runs' split).
+        settings: Each data set's ``noise_multiplier`` and ``epochs``.
+        names: The data sets to show, with their names.
+        batch_size: The expected batch size.
+        delta: The δ.
+
+    Returns:
+        The table (ε classic, improved, PLD), the verdicts of the classic ε against
+        the paper's (within 0.05: the paper rounds ε to two decimals, Adult's to one)
+        and the texts ``classic-worst``, ``conversion-saving`` and ``pld-overstate``.
+
+    Raises:
+        ValueError: If a data set's size, setting or paper's ε is missing.
+    """
+    from dpnotes.dpsgd.rules import dpsgd_epsilon
+    from dpnotes.pld import pld_epsilon
+
+    absent = [d for d in names if d not in sizes or d not in settings]
+    if absent:
+        raise ValueError(f"epsilon_table: no size or setting of {absent}.")
+    rows, verdicts, pld, saving, gaps = [], [], {}, [], []
+    for key, name in names.items():
+        sigma = float(settings[key]["noise_multiplier"])
+        q, steps = _steps(sizes[key], settings[key], batch_size)
+        kw = {"method": "dpsgd", "sample_rate": q, "noise_multiplier": sigma,
+              "steps": steps, "delta": delta}  # fmt: skip
+        classic = dpsgd_epsilon(conversion="classic", **kw)
+        improved = dpsgd_epsilon(conversion="improved", **kw)
+        loss = pld_epsilon(
+            sample_rate=q, noise_multipliers=sigma, steps=steps, delta=delta
+        )
+        paper = paper_numbers.DPSGDF_EPSILON[key]
+        pld[name] = (loss, classic)
+        saving.append(1 - improved / classic)
+        gaps.append(abs(classic - paper))
+        rows.append(
+            {"data": name, "n (training)": f"{sizes[key]:,}", "steps T": f"{steps:,}",
+             "σ": f"{sigma:g}", "ε classic": f"{classic:.3f}",
+             "ε improved": f"{improved:.3f}", "ε PLD": f"{loss:.3f}"}
+        )  # fmt: skip
+        v = compare_value(
+            f"{name}: ε, classic conversion",
+            paper,
+            estimate([classic], proportion=False),
+            tolerance=0.05,
+        )
+        verdicts.append(
+            replace(
+                v,
+                ours_text=f"{classic:.3f} (computed)",
+                reason=v.reason + " (computed: no spread over seeds)",
+            )
+        )
+    overstate = [c / p - 1 for p, c in pld.values()]
+    texts = {
+        "classic-worst": f"{max(gaps):.3f}",
+        "conversion-saving": f"{min(saving):.0%}–{max(saving):.0%}",
+        "pld-overstate": f"{min(overstate):.0%}–{max(overstate):.0%}",
+    }
+    return Accounting(pd.DataFrame(rows), texts, tuple(verdicts), pld)
+
+
+def accounting(
+    sizes: Mapping[str, int],
+    settings: Mapping[str, Mapping[str, object]],
+    *,
+    names: Mapping[str, str],
+    batch_size: int = 256,
+    delta: float = 1e-6,
+) -> Accounting:
+    """DPSGD-F's privacy at the paper's settings: the count release, jointly or not.
+
+    Per data set: DPSGD's ε, DPSGD-F's ε with the counts accounted jointly with the
+    gradient (one subsampled Gaussian per step) and separately, and the steps DPSGD-F
+    may take within DPSGD's ε.
+
+    Args:
+        sizes: Each data set's training examples (the runs' split).
+        settings: Each data set's ``noise_multiplier``, ``epochs`` and ``lr``.
+        names: The data sets to show (keys), with their names.
+        batch_size: The expected batch size.
+        delta: The δ.
+
+    Returns:
+        The table and the texts ``count-cost-joint``, ``count-cost-separate``,
+        ``count-ratio`` (of the first data set), ``lr-gain`` (the data sets with the
+        rate 1/sqrt(T)) and ``pld-joint``.
+    """
+    from dpnotes.accounting import (
+        joint_noise_multiplier,
+        max_steps_within,
+        rdp_epsilon,
+    )
+    from dpnotes.dpsgd.rules import dpsgd_epsilon, step_noise_multipliers
+    from dpnotes.pld import pld_epsilon
+
+    absent = [d for d in names if d not in sizes or d not in settings]
+    if absent:
+        raise ValueError(f"accounting: no size or setting of {absent}.")
+    rows, lr_gain, pld, texts = [], {}, {}, {}
+    for key, name in names.items():
+        sigma = float(settings[key]["noise_multiplier"])
+        q, steps = _steps(sizes[key], settings[key], batch_size)
+        sig = list(step_noise_multipliers("dpsgd_f", noise_multiplier=sigma))
+        kw = {"sample_rate": q, "noise_multipliers": sig, "delta": delta}
+        base = dpsgd_epsilon(method="dpsgd", sample_rate=q, noise_multiplier=sigma,
+                             steps=steps, delta=delta)  # fmt: skip
+        joint = rdp_epsilon(steps=steps, **kw)
+        separate = rdp_epsilon(steps=steps, same_sample=False, **kw)
+        stop = max_steps_within(base, limit=steps, **kw)
+        pld[name] = (pld_epsilon(steps=steps, **kw), joint)
+        rows.append(
+            {"data": name, "steps T": f"{steps:,}", "σ₂, σ₁": f"{sig[0]:g}, {sig[1]:g}",
+             "joint σ": f"{joint_noise_multiplier(sig):.4f}",
+             "ε DPSGD": f"{base:.3f}", "ε DPSGD-F, joint": f"{joint:.3f}",
+             "ε DPSGD-F, separate": f"{separate:.3f}",
+             "DPSGD-F's steps at DPSGD's ε": f"{stop:,}"}
+        )  # fmt: skip
+        if settings[key].get("lr") == "1/sqrt(T)":
+            # The rate 1/sqrt(T) takes T as each run's own steps: a run that stops
+            # earlier steps larger by sqrt(T / stop).
+            lr_gain[name] = (steps / stop) ** 0.5 - 1
+        if not texts:
+            texts = {
+                "count-cost-joint": f"{joint - base:.3f}",
+                "count-cost-separate": f"{separate - base:.3f}",
+                "count-ratio": f"{(joint - base) / (separate - base):.0f}",
+            }
+    texts["lr-gain"] = " and ".join(f"{v:.1%} on {k}" for k, v in lr_gain.items())
+    texts["pld-joint"] = "; ".join(
+        f"{k} {p:.2f} against {r:.2f}" for k, (p, r) in pld.items()
+    )
+    return Accounting(pd.DataFrame(rows), texts, (), pld)
+
+
+def epochs_text(frame: pd.DataFrame, dataset: str, *, paper: int) -> str:
+    """Say how many epochs a data set's runs train, beside the paper's number.
+
+    Raises:
+        ValueError: If the data set has no ``steps`` rows.
+    """
+    _require(frame, (*_RUN_COLUMNS, "dataset"), "epochs_text")
+    steps = frame[(frame.dataset == dataset) & (frame.metric == "steps")]
+    _require_rows(steps, f"epochs_text ({dataset})")
+    epochs = int(steps.epoch.max())
+    if epochs == paper:
+        return f"the paper's {epochs} epochs"
+    return f"{epochs} epochs (the paper trains {paper})"
+
+
+#: Each census group's cost named in the summary's sentence.
+_WHOSE: Mapping[str, str] = {"total": "total", "male": "men's", "female": "women's"}
+
+
+def table1_texts(
+    main: pd.DataFrame, census: pd.DataFrame, short: Mapping[str, str]
+) -> dict[str, str]:
+    """Return the texts dpsgdf.md glues about Table 1, from its verdicts.
+
+    ``t1-<data>`` (how many numbers reproduce), ``t1-<census>-full`` (under the full
+    encoding), ``t1-<census>-off`` (:func:`exceptions_text`), ``f-costs-census``
+    (:func:`costs_text` of DPSGD-F's costs), and digit 8's Δ under DPSGD and DPSGD-F
+    (``t1-mnist-8-dpsgd``, ``t1-mnist-8-dpsgdf``) with the paper's
+    (``paper-mnist-8-dpsgdf``).
+
+    Args:
+        main: The table of ``dpsgdf_main``.
+        census: The table of ``dpsgdf_census``.
+        short: The census data sets' names.
+    """
+    texts = {}
+    for dataset in ("mnist", "adult", "dutch"):
+        rows = table1_comparisons(main, census, dataset)
+        texts[f"t1-{dataset}"] = f"{reproduced(rows)[0]} of {len(rows)}"
+        if dataset == "mnist":
+            continue
+        full = table1_comparisons(main, census, dataset, encoding="full")
+        texts[f"t1-{dataset}-full"] = f"{reproduced(full)[0]} of {len(full)}"
+        texts[f"t1-{dataset}-off"] = exceptions_text(rows)
+    texts["f-costs-census"] = "; ".join(
+        costs_text(
+            [c for c in table1_comparisons(main, census, d)
+             if c.quantity.startswith("DPSGD-F, Δ,")],
+            short[d],
+            _WHOSE,
+        )
+        for d in ("adult", "dutch")
+    )  # fmt: skip
+    mnist = main[main.dataset == "mnist"]
+    for method, name in (("dpsgd", "dpsgd"), ("dpsgd_f", "dpsgdf")):
+        texts[f"t1-mnist-8-{name}"] = f"{cost(mnist, method, 'digit 8').mean():.3f}"
+    paper = paper_numbers.DPSGDF_TABLE1["mnist"]["dpsgd_f"]
+    eight = paper_numbers.DPSGDF_GROUPS["mnist"].index("digit 8")
+    texts["paper-mnist-8-dpsgdf"] = f"{paper[eight]:g}"
+    return texts
+
+
+def census_note(census: pd.DataFrame, dataset: str, profile: str) -> str:
+    """The note under a census Table 1: seeds, interval, experiment, matched groups."""
+    _require(census, (*_RUN_COLUMNS, "dataset"), "census_note")
+    match = match_paper_groups(census)[dataset]
+    swapped = [
+        f"its {g} are our {match[g]}" for g in ("male", "female") if match[g] != g
+    ]
+    seeds = sorted(census[census.dataset == dataset].seed.unique())
+    return (
+        f"Mean ± sd over {report.seeds_text(seeds)}, with the 95% interval that adds "
+        "each group's binomial test error (n: its test records), of experiment "
+        f"`dpsgdf_census` ({profile} profile)"
+        + (
+            f"; the paper's groups matched to ours by size: {', '.join(swapped)}."
+            if swapped
+            else "."
+        )
+    )
+
+
+def digit_accuracy(main: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return MNIST's final accuracy per digit and method: means and sds over seeds.
+
+    Returns:
+        ``(mean, sd)``, each indexed by digit (0 to 9), one column per method in the
+        book's order.
+
+    Raises:
+        ValueError: If MNIST has no runs.
+    """
+    _require(main, (*_RUN_COLUMNS, "dataset"), "digit_accuracy")
+    d = final(main[(main.dataset == "mnist") & (main.group != "all")], "accuracy")
+    _require_rows(d, "digit_accuracy (mnist)")
+    stats = d.groupby(["group", "method"])["value"].agg(["mean", "std"])
+    digits = sorted(d.group.unique(), key=lambda g: int(g.split()[-1]))
+    methods = _methods_of(d)
+    mean = stats["mean"].unstack().reindex(index=digits, columns=methods)
+    sd = stats["std"].unstack().reindex(index=digits, columns=methods)
+    return mean, sd
+
+
+def base_bound(main: pd.DataFrame, dataset: str) -> float:
+    """Return DPSGD's clipping bound ``C_0`` on a data set (constant over its runs).
+
+    Raises:
+        ValueError: If DPSGD's bounds are missing, or differ between runs.
+    """
+    _require(main, (*_RUN_COLUMNS, "dataset"), "base_bound")
+    base = main[
+        (main.dataset == dataset)
+        & (main.metric == "clip_bound")
+        & (main.method == "dpsgd")
+    ]["value"]
+    _require_rows(base.to_frame(), f"base_bound ({dataset}, DPSGD)")
+    if base.nunique() > 1:
+        raise ValueError(f"base_bound: DPSGD's bound varies on {dataset!r}.")
+    return float(base.iloc[0])
+
+
+def bound_curves(main: pd.DataFrame, dataset: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return DPSGD-F's mean ``C_k / C_0`` per epoch and group, with sds over seeds.
+
+    ``C_0`` is DPSGD's (constant) bound of the same data set (Figure 2).
+
+    Returns:
+        ``(mean, sd)``, indexed by epoch, one column per group.
+
+    Raises:
+        ValueError: If DPSGD's or DPSGD-F's bounds are missing.
+    """
+    c0 = base_bound(main, dataset)
+    f = main[
+        (main.dataset == dataset)
+        & (main.metric == "clip_bound")
+        & (main.method == "dpsgd_f")
+    ]
+    _require_rows(f, f"bound_curves ({dataset}, DPSGD-F)")
+    by = f.groupby(["epoch", "group"])["value"]
+    return by.mean().unstack() / c0, by.std().unstack() / c0
+
+
+def clip_share_table(clip: pd.DataFrame) -> pd.DataFrame:
+    """Format :func:`clip_shares` for display: one row per bound, two decimals."""
+    share = clip_shares(clip)
+    return pd.DataFrame(
+        {
+            "C": [f"{cn:g}" for cn in share.index],
+            "digit 8 clipped": [f"{v:.2f}" for v in share["digit 8"]],
+            "other digits clipped (mean)": [f"{v:.2f}" for v in share["other digits"]],
+        }
+    )
+
+
+def bound_text(bounds: Sequence[float]) -> str:
+    """The first bound as ``"C = 3"`` with no-break spaces, or "–" for none."""
+    return f"C\u00a0=\u00a0{bounds[0]:g}" if len(bounds) else "–"
+
+
+def sweep_table(
+    budget: pd.DataFrame,
+    datasets: Sequence[str],
+    *,
+    seeds: Mapping[str, Sequence[int]],
+    short: Mapping[str, str],
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Return the σ sweep's accuracy gaps between two groups, and the glued change.
+
+    Args:
+        budget: The table of ``dpsgdf_budget``.
+        datasets: The data sets, in order.
+        seeds: Each data set's seeds.
+        short: The data sets' names.
+
+    Returns:
+        One row per data set and method (DPSGD, DPSGD-F, SGD) and the text
+        ``budget-dpsgd-change``: the largest change of a group's DPSGD accuracy.
+    """
+    rows, change = [], []
+    for dataset in datasets:
+        g = sweep_gaps(budget, dataset)
+        change.append(g.change["dpsgd"])
+        data = (
+            f"{short[dataset]}, {g.first} and {g.second} "
+            f"({report.seeds_text(seeds[dataset])})"
+        )
+        for method in ("dpsgd", "dpsgd_f"):
+            rows.append(
+                {"data": data, "method": LABEL[method],
+                 "ε": f"{g.epsilon.iloc[0]:.2g} to {g.epsilon.iloc[-1]:.3g}",
+                 "accuracy gap (points)":
+                     f"{g.gap[method].iloc[0]:.1f} to {g.gap[method].iloc[-1]:.1f}",
+                 "largest change of a group": f"{g.change[method]:.1f}",
+                 "smaller gap than DPSGD's": "–" if method == "dpsgd"
+                 else f"at {g.smaller} of {len(g.gap)} budgets"}
+            )  # fmt: skip
+        rows.append(
+            {"data": data, "method": "SGD", "ε": "∞",
+             "accuracy gap (points)": f"{g.sgd_gap:.1f}",
+             "largest change of a group": "–", "smaller gap than DPSGD's": "–"}
+        )  # fmt: skip
+    if not rows:
+        raise ValueError("sweep_table: no data set.")
+    return pd.DataFrame(rows), {"budget-dpsgd-change": f"{max(change):.1f}"}
+
+
+def wall_table(
+    main: pd.DataFrame,
+    names: Mapping[str, str],
+    *,
+    profiles: Mapping[str, str],
+    grid: Sequence[Mapping[str, object]],
+) -> pd.DataFrame:
+    """Return the median wall time of one run per data set and method, in seconds.
+
+    Args:
+        main: The table of ``dpsgdf_main`` (``wall_seconds`` rows).
+        names: The data sets, with their names.
+        profiles: The profile each data set's runs come from.
+        grid: The paper profile's cells (``dataset`` and ``method`` each): the column
+            ``paper grid`` sums their medians, as if run one after the other.
+
+    Returns:
+        One row per data set with wall times.
+    """
+    _require(main, (*_RUN_COLUMNS, "dataset"), "wall_table")
+    wall = main[main.metric == "wall_seconds"]
+    rows = []
+    for dataset in [d for d in names if d in set(wall.dataset)]:
+        med = wall[wall.dataset == dataset].groupby("method")["value"].median()
+        steps = main[(main.dataset == dataset) & (main.metric == "steps")]
+        cells = [c for c in grid if c["dataset"] == dataset]
+        full = sum(med.get(c["method"], np.nan) for c in cells)
+        length = f"{full / 3600:.1f} h" if full >= 3600 else f"{full / 60:.1f} min"
+        rows.append(
+            {"data": f"{names[dataset].split(' (')[0]} ({profiles[dataset]}, "
+                     f"{int(steps.epoch.max())} ep.)",
+             **{LABEL[m]: f"{med[m]:,.0f}" if m in med.index else "–"
+                for m in METHODS},
+             "paper grid": length if profiles[dataset] == "paper" else "–",
+             "runs": len(cells)}
+        )  # fmt: skip
+    if not rows:
+        raise ValueError("wall_table: no wall_seconds rows.")
+    return pd.DataFrame(rows)
+
+
+def device_text(stored: Iterable[object]) -> str:
+    """Name the devices stored results were made on ("the CPU" for ``"none"``).
+
+    Args:
+        stored: Stored results (with ``meta["device"]["accelerator"]``), or None for
+            a result that is not stored (its device is "unknown").
+    """
+    found = {
+        "unknown"
+        if r is None
+        else r.meta.get("device", {}).get("accelerator", "unknown")
+        for r in stored
+    }
+    if not found:
+        raise ValueError("device_text: no stored result.")
+    return "the CPU (no accelerator)" if found == {"none"} else "; ".join(sorted(found))
+
+
+def stored_text(source: object) -> str:
+    """Say how much of a data set's runs is stored: ``"12 of 20 runs stored"``.
+
+    Args:
+        source: A data set's source (``partial``, ``cells_done``, ``cells``), as
+            :func:`dpnotes.lab.load_per_dataset` gives it.
+    """
+    if source.partial and source.cells_done < source.cells:
+        return f"{source.cells_done} of {source.cells} runs stored"
+    return "all runs stored"
+
+
+def budget_data_text(datasets: Sequence[str], names: Mapping[str, str]) -> str:
+    """Name the data sets of the budget figure, and how MNIST's groups are shown."""
+    if not datasets:
+        raise ValueError("budget_data_text: no data set.")
+    return (
+        " and ".join(names[d] for d in datasets)
+        + (" (a row each)" if len(datasets) > 1 else "")
+        + (
+            "; MNIST: digit 8 against the mean of the other digits"
+            if "mnist" in datasets
+            else ""
+        )
+    )
+
+
+def table1_frame(
+    main: pd.DataFrame, census: pd.DataFrame, dataset: str
+) -> pd.DataFrame:
+    """Return the paper's Table 1 beside ours, rendered (:func:`table1_comparisons`).
+
+    MNIST with one column of ours; the census data with one per encoding.
+    """
+    if dataset == "mnist":
+        return verdict_frame(table1_comparisons(main, census, dataset))
+    return verdict_columns(
+        {
+            name: table1_comparisons(main, census, dataset, encoding=e)
+            for e, name in ENCODINGS.items()
+        }
+    )
+
+
+def claim_texts(rows: Sequence[Verdict]) -> dict[str, str]:
+    """Return the texts dpsgdf.md glues about the claims (:func:`claims`).
+
+    ``claim-f-removed`` and ``claim-c2-removed`` (the shares of DPSGD's MNIST gap that
+    DPSGD-F and DPSGD with C = 2 remove, ours and ``-paper``), ``gap-<census>-ours``
+    and ``-paper`` (DPSGD's gap, "0.056 more": the men pay more), and
+    ``gap-f-<census>`` and ``-paper`` (DPSGD-F's signed gap).
+
+    Raises:
+        ValueError: If a claim is missing or has no number of ours.
+    """
+    by = {v.quantity: v for v in rows}
+    share = "MNIST, share of DPSGD's gap that {} removes (Table {})"
+    wanted = {
+        "claim-f-removed": share.format("DPSGD-F", 1),
+        "claim-c2-removed": share.format("DPSGD with C = 2", 3),
+        **{
+            f"gap-{d.lower()}": f"{d}, DPSGD: gap (Table 1)" for d in ("Adult", "Dutch")
+        },
+        **{
+            f"gap-f-{d.lower()}": f"{d}, DPSGD-F: gap (Table 1)"
+            for d in ("Adult", "Dutch")
+        },
+    }
+    absent = [q for q in wanted.values() if q not in by or by[q].mean is None]
+    if absent:
+        raise ValueError(f"claim_texts: no claim of ours for {absent}.")
+    texts = {}
+    for key, quantity in wanted.items():
+        v = by[quantity]
+        if key.startswith("claim"):
+            texts[key], texts[f"{key}-paper"] = f"{v.mean:.0%}", f"{v.paper:.0%}"
+        elif key.startswith("gap-f"):
+            texts[key], texts[f"{key}-paper"] = f"{v.mean:+.3f}", f"{v.paper:+.4f}"
+        else:
+            for who, x in (("ours", v.mean), ("paper", v.paper)):
+                texts[f"{key}-{who}"] = f"{abs(x):.3f} " + ("more" if x < 0 else "less")
+    return texts
+
+
+def mnist_clipping_table(m: MnistClipping) -> pd.DataFrame:
+    """Format :func:`mnist_clipping`: the nine majority digits' range beside digit 8."""
+    rows = []
+    for name, v, decimals, eight in [
+        ("mean gradient norm, DPSGD's last epoch", m.grad_norm, 1, 1),
+        ("Cₖ/C₀, DPSGD-F's last epoch", m.bound_ratio, 2, 2),
+        ("examples in a batch (expected)", m.per_batch, 1, 1),
+        ("Naive's weight θₖ = (b/K)/bₖ", m.naive_weight, 2, 1),
+    ]:
+        others = v.drop("digit 8")
+        rows.append(
+            {"quantity": name,
+             "nine majority digits":
+                 f"{others.min():.{decimals}f} to {others.max():.{decimals}f}",
+             "digit 8": f"{v['digit 8']:.{eight}f}"}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def mnist_clipping_texts(
+    m: MnistClipping, *, noise_multiplier: float, clip_norm: float
+) -> dict[str, str]:
+    """The texts of the section on MNIST: σ₁, eights per batch, Naive's weight, C₀."""
+    from dpnotes.dpsgd.rules import step_noise_multipliers
+
+    sigma1 = step_noise_multipliers("dpsgd_f", noise_multiplier=noise_multiplier)[1]
+    return {
+        "mnist-sigma1": f"σ₁\u00a0=\u00a0{sigma1:g}",  # no break at "="
+        "mnist-eights": f"{m.per_batch['digit 8']:.1f}",
+        "mnist-naive-eight": f"{m.naive_weight['digit 8']:.1f}",
+        "mnist-c0": f"C₀\u00a0=\u00a0{clip_norm:g}",
+    }
+
+
+def epoch_means(
+    main: pd.DataFrame, metric: str, dataset: str, method: str
+) -> pd.DataFrame:
+    """Return a method's ``metric`` per epoch and group, the mean over seeds.
+
+    Raises:
+        ValueError: If the runs are missing.
+    """
+    _require(main, (*_RUN_COLUMNS, "dataset"), "epoch_means")
+    d = main[
+        (main.metric == metric) & (main.dataset == dataset) & (main.method == method)
+    ]
+    _require_rows(d, f"epoch_means ({metric}, {dataset}, {method})")
+    return d.groupby(["group", "epoch"])["value"].mean().unstack(0)
+
+
+def diagnostics_tables(
+    main: pd.DataFrame, names: Mapping[str, str], groups: Mapping[str, str]
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """Return disparate.md's two tables of the census groups and the glued texts.
+
+    Args:
+        main: The table of ``dpsgdf_main``.
+        names: The census data sets, with their names.
+        groups: The groups, with their names (``{"male": "men"}``).
+
+    Returns:
+        The accuracies (SGD, DPSGD, its Δ, DPSGD with 2C₀), the gradients (norm,
+        share clipped, Δ), mean ± sd over seeds (:func:`group_diagnostics`), and the
+        texts ``cost-<data>-<group>`` (the loss −Δ), ``cf-<data>-<group>`` (the share
+        clipped) and ``acc-<data>-<group>-2c0``.
+    """
+
+    def ms(v: pd.Series, decimals: int = 3) -> str:
+        return report.mean_sd(v.mean(), v.std(), decimals=decimals)
+
+    rows, grads, texts = [], [], {}
+    for dataset, data in names.items():
+        for group, people in groups.items():
+            g = group_diagnostics(main, dataset, group)
+            head = {"data": data, "group": people}
+            rows.append(
+                {**head, "SGD": ms(g.sgd), "DPSGD": ms(g.dpsgd),
+                 "Δ of DPSGD": ms(g.cost), "DPSGD, 2C₀": ms(g.dpsgd_2c0)}
+            )  # fmt: skip
+            grads.append(
+                {**head, "gradient norm": ms(g.grad_norm, 2),
+                 "share clipped": ms(g.clip_share, 2), "Δ of DPSGD": ms(g.cost)}
+            )  # fmt: skip
+            texts[f"cost-{dataset}-{group}"] = f"{-g.cost.mean():.3f}"
+            texts[f"cf-{dataset}-{group}"] = f"{g.clip_share.mean():.0%}"
+            texts[f"acc-{dataset}-{group}-2c0"] = f"{g.dpsgd_2c0.mean():.3f}"
+    return pd.DataFrame(rows), pd.DataFrame(grads), texts
+
+
+def negative_rates(split: object, *, data: str) -> dict[str, str]:
+    """Return each group's share of negative labels as texts ``base-<data>-<group>``.
+
+    Over the whole data set: the training and the test records of ``split``.
+
+    Args:
+        split: A grouped split (:func:`dpnotes.data.load_grouped_split`): arrays
+            ``y_train``, ``y_test``, ``g_train``, ``g_test`` and ``group_names``.
+        data: The data set's key in the text names.
+
+    Raises:
+        ValueError: If the labels and groups differ in length or a group has no record.
+    """
+    y = np.concatenate([split.y_train, split.y_test])
+    g = np.concatenate([split.g_train, split.g_test])
+    if y.shape != g.shape:
+        raise ValueError("negative_rates: y and g must have one entry per record.")
+    texts = {}
+    for k, name in enumerate(split.group_names):
+        if not (g == k).any():
+            raise ValueError(f"negative_rates: no record of group {name!r}.")
+        texts[f"base-{data}-{name}"] = f"{np.mean(y[g == k] == 0):.3f}"
+    return texts

@@ -16,8 +16,8 @@ seeds it is taken over.
 The paper's statements about its Figures 2, 4 and 5
 (:data:`dpnotes.paper_numbers.SPENDING_CLAIMS`) are turned into the comparisons they
 make, evaluated on a ``spending_e2e`` table (means over seeds), with one
-:class:`~dpnotes.report.PaperCheck` per statement: how many of its comparisons hold,
-and a verdict.
+:class:`~dpnotes.findings.verdict.Verdict` per statement: how many of its comparisons
+hold (its ``ours_text``), and a verdict.
 
 Reading of the words (the paper defines none of them):
 
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -61,15 +61,15 @@ from dpnotes.findings.verdict import (
     one_class_seeds,
 )
 from dpnotes.paper_numbers import SpendingClaim
-from dpnotes.report import Comparison as Comparison_
-from dpnotes.report import PaperCheck, comparison_over_seeds
 from dpnotes.report import e_to_the as _e
+from dpnotes.report import mean_sd, seeds_text, verdict_counts_text
 
 __all__ = [
     "DATASET_FOR",
     "DPSAGE_COLUMNS",
     "DPSAGE_DATASETS",
     "E2E_COLUMNS",
+    "E2E_DATASETS",
     "LABELLINGS",
     "MATCH_POINTS",
     "METHOD_LABELS",
@@ -79,39 +79,50 @@ __all__ = [
     "TABLE2_TOLERANCE",
     "ClaimComparison",
     "MobilityDegenerate",
+    "PaperProfile",
     "StageSeconds",
     "Table2Summary",
-    "authors_beside",
+    "authors_caption",
+    "authors_verdicts",
     "black_fnr_gap",
     "budget_of",
     "budgets",
     "budgets_where_above",
     "ceiling",
+    "ceiling_frame",
     "cell_count",
     "cell_seconds",
     "check_spending_claims",
     "claim_comparisons",
+    "claims_caption",
     "classifier_accuracy",
     "complete_seeds",
     "dpsage_per_seed",
+    "dpsage_texts",
     "e2e_mean",
     "e2e_per_seed",
     "fair_cost",
+    "fair_cost_frame",
+    "figure3_values",
     "group_test_counts",
+    "has_whole_seed",
     "mean_by_budget",
     "mobility_degenerate",
     "negative_shares",
     "overspent",
+    "paper_profile",
     "paper_run_sentence",
+    "quick_texts",
     "sage_values",
     "seed_stats",
     "sq_gap_beside_authors",
     "stage_seconds",
     "stand_in_sentence",
-    "table1_beside",
-    "table1_comparisons",
+    "table1_caption",
+    "table1_verdicts",
     "table2_comparisons",
     "table2_summary",
+    "whole_seed_table",
 ]
 
 #: Largest difference (accuracy or F1, as a fraction) that counts as "matching".
@@ -629,7 +640,7 @@ def _claim_verdict(comparisons: Sequence[ClaimComparison]) -> tuple[str, str, st
     )
 
 
-def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
+def check_spending_claims(table: pd.DataFrame) -> list[Verdict]:
     """Check every statement of the paper about Figures 2, 4 and 5 on a result table.
 
     Each comparison is a paired difference over seeds with a 95% interval (the seed
@@ -640,15 +651,16 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
         table: A :mod:`~dpnotes.experiments.spending_e2e` result table.
 
     Returns:
-        One :class:`~dpnotes.report.PaperCheck` per statement, in the paper's order;
-        ``ours`` says how many comparisons hold on the means and how many beyond
-        doubt. The verdict is *differs* when a comparison of models that are not
-        degenerate fails beyond doubt; else *degenerate* when a comparison rests on a
-        model that predicts one class or whose compared spread is zero by
-        construction; *reproduces* when every comparison holds beyond doubt;
-        *inconclusive* when our intervals cannot decide some; *not
-        comparable* where the table lacks the data set, a budget, a seed or (for a
-        statement about variance) a second seed.
+        One :class:`~dpnotes.findings.verdict.Verdict` per statement, in the paper's
+        order: its ``claim`` the paper's words, its ``ours_text`` how many comparisons
+        hold on the means and how many beyond doubt, its ``extra`` column ``seeds``
+        the seeds of the data set. The verdict is *differs* when a comparison of
+        models that are not degenerate fails beyond doubt; else *degenerate* when a
+        comparison rests on a model that predicts one class or whose compared spread
+        is zero by construction; *reproduces* when every comparison holds beyond
+        doubt; *inconclusive* when our intervals cannot decide some; *not comparable*
+        where the table lacks the data set, a budget, a seed or (for a statement
+        about variance) a second seed.
 
     Raises:
         TypeError: If ``table`` is not a DataFrame.
@@ -664,7 +676,7 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
         >>> t = pd.DataFrame(rows, columns=["dataset", "epsilon", "seed", "method",
         ...                                 "group", "metric", "value"])
         >>> check = check_spending_claims(t)[2]
-        >>> check.ours, check.outcome
+        >>> check.ours_text, check.outcome
         ('18 of 18 hold, 18 beyond doubt', 'reproduces')
     """
     _check_table(table)
@@ -673,6 +685,7 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
         item = f"{claim.where}, Fig. {', '.join(claim.figures)}: {name}"
         comparisons = claim_comparisons(table, claim)
         missing = _missing(table, claim)
+        seeds = table.loc[table["dataset"] == DATASET_FOR[claim.dataset], "seed"]
         if missing or not comparisons:
             why = (
                 f"the stored runs lack {missing[0]}"
@@ -681,13 +694,39 @@ def check_spending_claims(table: pd.DataFrame) -> list[PaperCheck]:
                 if rule is _variance
                 else "not in the stored runs"
             )
-            checks.append(
-                PaperCheck(item, claim.text, None, verdict="not comparable", note=why)
+            outcome, ours = "not comparable", ""
+        else:
+            outcome, ours, why = _claim_verdict(comparisons)
+        checks.append(
+            Verdict(
+                item,
+                None,
+                None,
+                outcome,
+                why or "every comparison holds beyond doubt",
+                claim=claim.text,
+                ours_text=ours,
+                extra={"seeds": str(seeds.nunique())},
             )
-            continue
-        verdict, ours, why = _claim_verdict(comparisons)
-        checks.append(PaperCheck(item, claim.text, ours, verdict=verdict, note=why))
+        )
     return checks
+
+
+def claims_caption(claims: Sequence[Verdict]) -> str:
+    """The claims table's caption: what it checks, how the verdicts fall, stand-ins.
+
+    Raises:
+        ValueError: If there are no claims, or a verdict is unknown.
+    """
+    if not claims:
+        raise ValueError("no claims: pass check_spending_claims(table).")
+    return (
+        "The paper's statements about its Figures 2, 4 and 5 (Section 5, Appendix A, "
+        "Section 6) against the stored paper-profile runs; "
+        + verdict_counts_text(claims, noun="statement")
+        + ". "
+        + stand_in_sentence()
+    )
 
 
 # --- Selecting values from the stored tables ------------------------------------------
@@ -967,10 +1006,16 @@ def group_test_counts(table: pd.DataFrame, *, dataset: str) -> pd.Series:
 # --- SuperQUAIL: Table 1, the quick run, the paper profile -------------------------
 
 
-def table1_comparisons(
+def table1_verdicts(
     table: pd.DataFrame, *, dataset: str, epsilon: float, note: str
-) -> list[Comparison_]:
-    """Return the rows of the paper's Table 1 beside ours (accuracy and FNR, percent).
+) -> list[Verdict]:
+    """Return the paper's Table 1 beside ours: accuracy and FNR per method and group.
+
+    Ours is a proportion over every seed of the table, with the 95% interval of
+    :func:`~dpnotes.findings.verdict.estimate`: the seed spread and the binomial error
+    of the group's test count (the ``count`` metric). For FNR that count is the whole
+    group, not its positives (the table does not store them), so the FNR's interval
+    leaves out part of its test error.
 
     Args:
         table: A ``spending_e2e`` result table.
@@ -979,15 +1024,23 @@ def table1_comparisons(
         note: Why the rows are not comparable (every row's verdict).
 
     Returns:
-        One :class:`~dpnotes.report.Comparison` per method, group and metric of
-        :data:`~dpnotes.paper_numbers.SPENDING_TABLE1`, ours over every seed.
+        One :class:`~dpnotes.findings.verdict.Verdict` per method, group and metric
+        of :data:`~dpnotes.paper_numbers.SPENDING_TABLE1` (the paper's percent as a
+        proportion), each *not comparable* for ``note``; its reason says whether the
+        paper's value lies inside our interval all the same.
 
     Raises:
-        ValueError: As :func:`e2e_per_seed`.
+        ValueError: As :func:`e2e_per_seed` and :func:`group_test_counts`, or if a
+            group of the paper's table has no test count.
     """
+    if not isinstance(note, str) or not note.strip():
+        raise ValueError("note must say why the rows are not comparable.")
+    counts = group_test_counts(table, dataset=dataset)
     rows = []
     for method, groups in paper_numbers.SPENDING_TABLE1.items():
         for group, (acc, fnr) in groups.items():
+            if group not in counts.index:
+                raise ValueError(f"{dataset}: no test count of the {group} group.")
             for name, paper, metric in (
                 ("accuracy", acc, "accuracy"),
                 ("FNR", fnr, "fnr"),
@@ -1000,48 +1053,23 @@ def table1_comparisons(
                     group=group,
                     metric=metric,
                 )
+                ours = estimate(
+                    values.to_numpy(dtype=float),
+                    n_test=int(counts[group]),
+                    proportion=True,
+                )
+                v = compare_value(
+                    f"{METHOD_LABELS[method]}, {group}, {name}", paper / 100, ours
+                )
+                where = "inside" if v.outcome == "reproduces" else "outside"
                 rows.append(
-                    comparison_over_seeds(
-                        f"{METHOD_LABELS[method]}, {group}, {name} (%)",
-                        paper,
-                        100 * values,
-                        verdict="not comparable",
-                        note=note,
-                        decimals=1,
+                    replace(
+                        v,
+                        outcome="not comparable",
+                        reason=f"{note}; the paper's value {where} our interval",
                     )
                 )
-    return rows  # fmt: skip
-
-
-def table1_beside(table: pd.DataFrame, *, dataset: str, epsilon: float) -> pd.DataFrame:
-    """Return Table 1 as one row per method and group: the paper's and our mean ± sd.
-
-    Ours is in percent over every seed of the table (one decimal), for a table whose
-    rows share one verdict (given in the caption).
-
-    Raises:
-        ValueError: As :func:`e2e_per_seed`.
-    """
-    rows = []
-    for method, groups in paper_numbers.SPENDING_TABLE1.items():
-        for group, (acc_p, fnr_p) in groups.items():
-            row = {"method": METHOD_LABELS[method], "group": group}
-            for name, paper, metric in (
-                ("accuracy", acc_p, "accuracy"),
-                ("FNR", fnr_p, "fnr"),
-            ):
-                d = 100 * e2e_per_seed(
-                    table,
-                    dataset=dataset,
-                    epsilon=epsilon,
-                    method=method,
-                    group=group,
-                    metric=metric,
-                )
-                row[f"{name}: paper"] = f"{paper:g}"
-                row[f"{name}: ours"] = f"{d.mean():.1f} ± {d.std(ddof=1):.1f}"
-            rows.append(row)
-    return pd.DataFrame(rows)  # fmt: skip
+    return rows
 
 
 def fair_cost(table: pd.DataFrame, *, dataset: str, epsilon: float) -> pd.DataFrame:
@@ -1057,21 +1085,35 @@ def fair_cost(table: pd.DataFrame, *, dataset: str, epsilon: float) -> pd.DataFr
     """
 
     def mean(method: str, group: str, metric: str) -> float:
-        return e2e_mean(table, dataset=dataset, epsilon=epsilon, method=method,
-                        group=group, metric=metric)  # fmt: skip
+        return e2e_mean(
+            table,
+            dataset=dataset,
+            epsilon=epsilon,
+            method=method,
+            group=group,
+            metric=metric,
+        )
 
-    return pd.DataFrame([
-        {"variant": variant, "group": group,
-         **{metric: mean(variant, group, metric) - mean("sq", group, metric)
-            for metric in ("accuracy", "fnr", "fpr")}}
-        for variant in ("fsq_bal", "fsq_fnr") for group in ("white", "black", "other")
-    ])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "variant": variant,
+                "group": group,
+                **{
+                    metric: mean(variant, group, metric) - mean("sq", group, metric)
+                    for metric in ("accuracy", "fnr", "fpr")
+                },
+            }
+            for variant in ("fsq_bal", "fsq_fnr")
+            for group in ("white", "black", "other")
+        ]
+    )
 
 
-def authors_beside(
+def authors_verdicts(
     table: pd.DataFrame, *, dataset: str, epsilon: float
-) -> pd.DataFrame:
-    """Return the authors' stored metrics at e^2 beside ours, two rows per method.
+) -> list[Verdict]:
+    """Return the authors' stored metrics at e^2 beside ours, one row per number.
 
     Args:
         table: A ``spending_e2e`` result table.
@@ -1079,28 +1121,49 @@ def authors_beside(
         epsilon: Our budget e^2.
 
     Returns:
-        Rows "authors' (California)" and "ours (New York sample)" per method of
-        :data:`~dpnotes.paper_numbers.SPENDING_AUTHORS_E2`, with overall accuracy, F1,
-        FPR and FNR (ours: the mean over every seed of the table), to three decimals.
+        One *not comparable* :class:`~dpnotes.findings.verdict.Verdict` per method of
+        :data:`~dpnotes.paper_numbers.SPENDING_AUTHORS_E2` and overall accuracy, F1,
+        FPR and FNR: the authors' number in ``authors``, ours over every seed of the
+        table (accuracy with the binomial error of the test split's count; the other
+        metrics, ratios over parts of it, with the seed spread only).
 
     Raises:
-        ValueError: As :func:`seed_stats`, or if a method or metric is missing.
+        ValueError: As :func:`e2e_per_seed` and :func:`group_test_counts`.
     """
-    ours = seed_stats(table, dataset=dataset, groups=("overall",))["mean"]
+    n = int(group_test_counts(table, dataset=dataset)["overall"])
     rows = []
     for method, theirs in paper_numbers.SPENDING_AUTHORS_E2.items():
-        row_a = {"method": METHOD_LABELS[method], "runs": "authors' (California)"}
-        row_o = {"method": METHOD_LABELS[method], "runs": "ours (New York sample)"}
         for label, metric, value in zip(
             ("accuracy", "F1", "FPR", "FNR"),
             ("accuracy", "f1", "fpr", "fnr"),
             theirs,
             strict=True,
         ):
-            row_a[label] = f"{value:.3f}"
-            row_o[label] = f"{_pick(ours, method, 'overall', metric, epsilon):.3f}"
-        rows += [row_a, row_o]
-    return pd.DataFrame(rows)
+            values = e2e_per_seed(
+                table,
+                dataset=dataset,
+                epsilon=epsilon,
+                method=method,
+                group="overall",
+                metric=metric,
+            )
+            is_acc = metric == "accuracy"
+            ours = estimate(
+                values.to_numpy(dtype=float),
+                n_test=n if is_acc else None,
+                proportion=is_acc,
+            )
+            rows.append(
+                Verdict(
+                    f"{METHOD_LABELS[method]}, overall {label}",
+                    None,
+                    ours,
+                    "not comparable",
+                    "another state and another evaluation",
+                    authors=f"{value:.3f}",
+                )
+            )
+    return rows
 
 
 def _pick(stats: pd.Series, method: str, group: str, metric: str, eps: float) -> float:
@@ -1414,7 +1477,8 @@ def table2_comparisons(
         One :class:`~dpnotes.findings.verdict.Verdict` per data set, metric and
         budget of :data:`~dpnotes.paper_numbers.SPENDING_TABLE2_EPSILONS`, ours over
         every seed with a 95% interval of the seed spread (the ranking metrics are
-        not proportions of test records: no test error is added).
+        not proportions of test records: no test error is added; they lie in [0, 1],
+        so the interval is cut to it).
 
     Raises:
         ValueError: If ``labels`` is unknown, the table has none of the data sets, or
@@ -1437,7 +1501,7 @@ def table2_comparisons(
                 ).to_numpy(dtype=float)  # fmt: skip
                 rows.append(compare_value(
                     f"{DPSAGE_DATASETS[dataset]}, {name}, ε = {epsilon:.1f}",
-                    paper[key][k], estimate(values) if len(values) else None,
+                    paper[key][k], Estimate(tuple(values), proportion=True),
                     tolerance=tolerance, decimals=2,
                 ))  # fmt: skip
     return rows
@@ -1676,3 +1740,414 @@ def cell_count(table: pd.DataFrame) -> int:
     """
     _require(table, ("dataset", "epsilon", "seed"), "result")
     return int(table.groupby(["dataset", "epsilon", "seed"]).ngroups)
+
+
+# --- The texts the SuperQUAIL chapter glues ---------------------------------------
+
+#: The paper profile's data sets, in the order of the chapter's figure rows.
+E2E_DATASETS: tuple[str, ...] = (
+    "ACSEmployment-NY-sample",
+    "ACSMobility-NM",
+    "ACSPublicCoverage-NM",
+)
+
+#: The quick run's glued numbers: key -> (group, metric).
+_QUICK_KEYS = {
+    "acc": ("overall", "accuracy"),
+    "accb": ("black", "accuracy"),
+    "fnrb": ("black", "fnr"),
+    "fnrw": ("white", "fnr"),
+    "fprb": ("black", "fpr"),
+}
+
+
+def quick_texts(
+    table: pd.DataFrame, *, dataset: str, rows: int | None
+) -> dict[str, str]:
+    """Return the texts the chapter glues about the quick run, by glue name.
+
+    Args:
+        table: The quick ``spending_e2e`` result table.
+        dataset: Its data set.
+        rows: Its config's ``rows`` (None or 0: all rows).
+
+    Returns:
+        ``delta``, ``rows``, ``n-test`` (the test split's count), ``seeds``,
+        ``eps-list``, and ``<key>-<method>-e0`` / ``-e3`` for every method and key
+        ``acc`` (overall accuracy), ``accb`` (black accuracy), ``fnrb``, ``fnrw``
+        (black and white FNR), ``fprb`` (black FPR): means over the table's seeds
+        at e^0 and e^3, three decimals.
+
+    Raises:
+        ValueError: As :func:`seed_stats` and :func:`budget_of` (no e^0 or e^3), or
+            if a method lacks a metric.
+    """
+    from dpnotes.experiments.spending_e2e import DELTA
+
+    means = seed_stats(table, dataset=dataset)["mean"]
+    out = {
+        "delta": f"{DELTA:g}",
+        "rows": f"{rows:,}" if rows else "all",
+        "n-test": f"{int(group_test_counts(table, dataset=dataset)['overall']):,}",
+        "seeds": seeds_text(_seed_list(table, None)),
+        "eps-list": ", ".join(f"{e:.2f}" for e in budgets(table, dataset=dataset)),
+    }
+    for tag, power in (("e0", 0), ("e3", 3)):
+        e = budget_of(table, dataset=dataset, power=power)
+        for m in METHOD_LABELS:
+            for key, (group, metric) in _QUICK_KEYS.items():
+                out[f"{key}-{m}-{tag}"] = f"{_pick(means, m, group, metric, e):.3f}"
+    return out
+
+
+def _whole_seeds(stored: object) -> list[int]:
+    """The seeds of a stored result that hold every data set and budget of its grid."""
+    config = stored.meta.get("config", {})
+    if "datasets" not in config or "epsilons" not in config:
+        raise ValueError("the stored result's config lacks 'datasets' or 'epsilons'.")
+    return complete_seeds(
+        stored.table, datasets=config["datasets"], epsilons=config["epsilons"]
+    )
+
+
+def whole_seed_table(stored: object) -> tuple[pd.DataFrame, list[int]]:
+    """Keep the seeds of a stored result that hold every data set and budget.
+
+    Args:
+        stored: A stored result (``.table`` and ``.meta["config"]`` with its
+            ``datasets`` and ``epsilons``).
+
+    Returns:
+        The table of its complete seeds, and those seeds.
+
+    Raises:
+        ValueError: If no seed is complete, or the config lacks its grid.
+    """
+    seeds = _whole_seeds(stored)
+    if not seeds:
+        raise ValueError("no seed of the stored result holds every cell of its grid.")
+    return stored.table[stored.table["seed"].isin(seeds)], seeds
+
+
+@dataclass(frozen=True, eq=False)
+class PaperProfile:
+    """The stored paper profile of ``spending_e2e``, as the chapter shows it.
+
+    Attributes:
+        table: Its table over the complete seeds, or None where none is stored.
+        seeds: Those seeds (empty without a table).
+        claims: :func:`check_spending_claims` on it (empty without a table).
+        texts: The chapter's glued texts about it, by glue name (placeholders
+            without a table).
+    """
+
+    table: pd.DataFrame | None
+    seeds: list[int]
+    claims: list[Verdict]
+    texts: dict[str, str]
+
+
+#: Glue names of the paragraphs written for the whole paper grid.
+_PROSE_KEYS = (
+    "ny-mst",
+    "ny-sq-max",
+    "ny-sq-best",
+    "pc-sq-above",
+    "pc-first",
+    "mob-share",
+    "mob-all-positive",
+    "mob-real-fpr",
+    "fnr-black-gap",
+)
+
+
+def _prose_texts(ft: pd.DataFrame) -> dict[str, str]:
+    """The numbers the paragraphs about the paper grid state."""
+    ny, pc, mob = E2E_DATASETS[0], E2E_DATASETS[2], E2E_DATASETS[1]
+    ny_mst, ny_sq = (
+        mean_by_budget(ft, dataset=ny, method=m, group="overall", metric="accuracy")
+        for m in ("mst", "sq")
+    )
+    above = budgets_where_above(ft, dataset=pc, method="sq", other="mst")
+    m = mobility_degenerate(ft, dataset=mob)
+    gap = black_fnr_gap(ft, dataset=ny)
+
+    def e(eps: float) -> str:
+        return _e(round(math.log(eps)))
+
+    return {
+        "ny-mst": f"{ny_mst.min():.3f}"
+        + ("" if np.ptp(ny_mst) < 0.0005 else f" to {ny_mst.max():.3f}"),
+        "ny-sq-max": f"{ny_sq.max():.3f}",
+        "ny-sq-best": e(ny_sq.idxmax()),
+        "pc-sq-above": ", ".join(e(x) for x in above) or "no budget",
+        "pc-first": e(above[0]) if above else "no budget",
+        "mob-share": f"{m.share:.3f}",
+        "mob-all-positive": f"{m.all_positive} of {m.synthetic_runs}",
+        "mob-real-fpr": f"{m.real_fpr:.3f}",
+        "fnr-black-gap": f"{gap.min():.3f} to {gap.max():.3f}",
+    }
+
+
+def paper_profile(stored: object | None, *, quick: pd.DataFrame) -> PaperProfile:
+    """Read the stored paper profile for the chapter: table, claims and texts.
+
+    Args:
+        stored: The stored paper result (``.table``, ``.meta``, ``.partial``,
+            ``.caption()``), or None where none is stored.
+        quick: The quick run's table: its cells time the profile when no paper run
+            is stored.
+
+    Returns:
+        The :class:`PaperProfile`. Its texts: ``paper-scope``, ``paper-caption``,
+        ``paper-black-n``, ``claims-counts``, ``authors-sq-gap``, ``ours-sq-gap``,
+        the paragraphs' numbers (where the table holds the paper's three data sets and
+        five budgets), and the cost of a rerun: ``cell-profile``, ``cell-mean``,
+        ``cell-max``, ``paper-cells``, ``paper-hours``, ``paper-run``.
+
+    Raises:
+        ValueError: As :func:`whole_seed_table` and the functions it calls.
+    """
+    cells = len(E2E_DATASETS) * 5 * 10
+    if stored is None:
+        per_cell = cell_seconds(quick)
+        texts = dict.fromkeys(_PROSE_KEYS, "– (not computed)") | {
+            "paper-scope": "No run of it is stored here: compute it with `python -m "
+            "dpnotes run spending_e2e --profile paper`.",
+            "paper-caption": "Not computed yet.",
+            "paper-black-n": "not computed",
+            "claims-counts": "not computed",
+            "authors-sq-gap": "–",
+            "ours-sq-gap": "–",
+            "cell-profile": "quick",
+            "paper-run": paper_run_sentence({}, partial=True),
+        }
+        ft, seeds, claims = None, [], []
+    else:
+        ft, seeds = whole_seed_table(stored)
+        claims = check_spending_claims(ft)
+        per_cell = cell_seconds(ft)
+        ny = E2E_DATASETS[0]
+        black = {
+            d: int(group_test_counts(ft, dataset=d)["black"])
+            for d in E2E_DATASETS
+            if d in set(ft["dataset"])
+        }
+        theirs, ours = sq_gap_beside_authors(
+            ft, dataset=ny, epsilon=budget_of(ft, dataset=ny, power=2)
+        )
+        whole = len(set(ft["dataset"])) == 3 and len(set(ft["epsilon"])) == 5
+        texts = {
+            "paper-scope": f"Shown here: {cell_count(ft)} of its "
+            f"{stored.meta['cells']} cells, {seeds_text(seeds)} of every data set "
+            "and budget"
+            + (" (the whole seeds of a partial run)." if stored.partial else "."),
+            "paper-caption": stored.caption(),
+            "paper-black-n": "; ".join(
+                f"{n:,} on {DPSAGE_DATASETS[d]}" for d, n in black.items()
+            ),
+            "claims-counts": verdict_counts_text(claims, noun="statement"),
+            "authors-sq-gap": f"{theirs:+.3f}",
+            "ours-sq-gap": f"{ours:+.3f}",
+            "cell-profile": "paper",
+            "paper-run": paper_run_sentence(stored.meta, partial=stored.partial),
+        } | (
+            _prose_texts(ft)
+            if whole
+            else dict.fromkeys(_PROSE_KEYS, "– (not computed)")
+        )
+    texts |= {
+        "cell-mean": f"{per_cell.mean():.0f} s",
+        "cell-max": f"{per_cell.max():.0f} s",
+        "paper-cells": f"{cells}",
+        "paper-hours": f"{cells * per_cell.mean() / 3600:.1f}",
+    }
+    return PaperProfile(ft, seeds, claims, texts)
+
+
+def fair_cost_frame(
+    table: pd.DataFrame, *, dataset: str, epsilon: float
+) -> pd.DataFrame:
+    """Return :func:`fair_cost` as the chapter shows it: names and signed differences.
+
+    Raises:
+        ValueError: As :func:`fair_cost`.
+    """
+    cost = fair_cost(table, dataset=dataset, epsilon=epsilon)
+    shown = {"accuracy": "accuracy − SQ's", "fnr": "FNR − SQ's", "fpr": "FPR − SQ's"}
+    return cost.assign(
+        variant=cost["variant"].map(METHOD_LABELS),
+        **{m: cost[m].map("{:+.3f}".format) for m in shown},
+    ).rename(columns=shown)
+
+
+def authors_caption(seeds: Sequence[int]) -> str:
+    """The caption of :func:`authors_verdicts`' table: whose numbers, where from.
+
+    Args:
+        seeds: The seeds our means are taken over.
+
+    Raises:
+        ValueError: If there are no seeds.
+        TypeError: If a seed is not an integer.
+
+    Examples:
+        >>> authors_caption([0, 1])[:39]
+        "The authors' stored metrics (ACSEmploym"
+    """
+    return (
+        "The authors' stored metrics (ACSEmployment, California, ε = 7, i.e. e², mean "
+        f"of their 10 runs; {paper_numbers.SPENDING_AUTHORS_REPOSITORY} at "
+        f"{paper_numbers.SPENDING_AUTHORS_COMMIT[:7]}) beside ours (New York sample, "
+        f"ε = e², {seeds_text(seeds, mean_over=True)}, a logistic regression on all "
+        "records)."
+    )
+
+
+# --- The texts and tables the DPSAGE chapter shows --------------------------------
+
+
+def has_whole_seed(stored: object) -> bool:
+    """Whether a stored result holds a seed with every cell of its grid.
+
+    A paper run that has not finished one seed yet has none; the chapter then shows
+    the quick profile instead.
+
+    Raises:
+        ValueError: If the config lacks its grid.
+    """
+    return bool(_whole_seeds(stored))
+
+
+def ceiling_frame(table: pd.DataFrame, *, epsilon: float) -> pd.DataFrame:
+    """Return :func:`ceiling` as the chapter shows it: mean ± sd per metric, text.
+
+    Returns:
+        Columns ``data set``, one per metric of :data:`TABLE2_METRICS` (mean ± sd over
+        seeds, two decimals; the mean alone for one seed), and ``accuracy of the
+        reference model`` (three decimals).
+
+    Raises:
+        ValueError: As :func:`ceiling`.
+    """
+    c = ceiling(table, epsilon=epsilon)
+    return pd.DataFrame(
+        {"data set": c["dataset"].map(DPSAGE_DATASETS)}
+        | {
+            name: [
+                mean_sd(m, None if math.isnan(sd) else sd, decimals=2)
+                for m, sd in zip(c[name], c[f"{name} sd"], strict=True)
+            ]
+            for name in TABLE2_METRICS
+        }
+        | {"accuracy of the reference model": c["accuracy"].map("{:.3f}".format)}
+    )
+
+
+def dpsage_texts(
+    table: pd.DataFrame, *, config: Mapping[str, object]
+) -> dict[str, str]:
+    """Return the texts the DPSAGE chapter glues, by glue name.
+
+    Args:
+        table: A ``spending_dpsage`` result table over whole seeds.
+        config: Its config (``n_background``, ``n_samples``, ``thresh``).
+
+    Returns:
+        The settings (``gamma``, ``delta``, ``tolerance``, ``n-background``,
+        ``n-samples``, ``thresh``); Table 2's verdict counts (``t2-synthetic``,
+        ``t2-model``), cells below the paper's (``below-<labelling>``) and averages
+        (``avg-<labelling>-<k>``, ``avg-paper-<k>`` for the budgets k = 0, 1); the
+        ceiling's least value and least Jaccard (``ceiling-min``,
+        ``ceiling-jaccard-min``); the shares of negative values at ε = 1
+        (``negative-<key>``); the classifiers' accuracy (``acc-dp-<k>``,
+        ``acc-real``); and the stages' times (``mst-median``, ``mst-max``,
+        ``sage-median``, ``clf-median``).
+
+    Raises:
+        ValueError: As the functions it calls, or if ``config`` lacks a setting.
+    """
+    from dpnotes.experiments.spending import DELTA, GAMMA
+
+    missing = [k for k in ("n_background", "n_samples", "thresh") if k not in config]
+    if missing:
+        raise ValueError(f"config lacks {missing}: pass the stored result's config.")
+    eps = paper_numbers.SPENDING_TABLE2_EPSILONS
+    summary = table2_summary(table)
+    limit = ceiling(table, epsilon=eps[0])
+    negative = negative_shares(table, epsilon=eps[1])
+    acc = classifier_accuracy(table)
+    stage = stage_seconds(table)
+    out = {
+        "gamma": f"{GAMMA:g}",
+        "delta": f"{DELTA:g}",
+        "tolerance": f"{TABLE2_TOLERANCE:g}",
+        "n-background": f"{config['n_background']}",
+        "n-samples": f"{config['n_samples']:,}",
+        "thresh": f"{config['thresh']:g}",
+        "ceiling-min": f"{limit[list(TABLE2_METRICS)].min().min():.2f}",
+        "ceiling-jaccard-min": f"{limit['Jaccard'].min():.2f}",
+        "acc-real": f"{acc['real'][eps[0]]:.3f}",
+        "mst-median": f"{stage.synthesizer_median:.0f} s",
+        "mst-max": f"{stage.synthesizer_max:.0f} s",
+        "sage-median": f"{stage.sage_median:.0f} s",
+        "clf-median": f"{stage.classifier_median:.2f} s",
+    }
+    for lab in LABELLINGS:
+        out[f"t2-{lab}"] = verdict_counts_text(table2_comparisons(table, labels=lab))
+        out[f"below-{lab}"] = f"{summary.below[lab]} of {summary.n_cells}"
+    for k, e in enumerate(eps):
+        for lab in LABELLINGS:
+            out[f"avg-{lab}-{k}"] = f"{summary.mean[lab][e]:.2f}"
+        out[f"avg-paper-{k}"] = f"{summary.paper_mean[e]:.2f}"
+        out[f"acc-dp-{k}"] = f"{acc['dp'][e]:.3f}"
+    for key, share in negative.items():
+        out[f"negative-{key}"] = f"{share:.0%}"
+    return out
+
+
+def figure3_values(
+    table: pd.DataFrame, *, dataset: str, epsilon: float
+) -> dict[str, pd.DataFrame]:
+    """Return the SAGE values Figure 3 draws: per bar, mean and sd per feature.
+
+    Returns:
+        ``{"real": ..., "synthetic": ..., "model": ...}`` (real SAGE, DPSAGE with S's
+        labels, with C's probabilities), each a frame with columns ``mean`` and ``sd``
+        (NaN for one seed), its features sorted by real SAGE's mean, least first (the
+        most important on top of a horizontal bar chart).
+
+    Raises:
+        ValueError: As :func:`sage_values`.
+    """
+    out = {}
+    for key, method in (("real", "real_sage"), ("synthetic", "dpsage"),
+                        ("model", "dpsage")):  # fmt: skip
+        v = sage_values(
+            table, dataset=dataset, epsilon=epsilon, method=method, labels=key
+        )
+        out[key] = pd.DataFrame({"mean": v.mean(axis=1), "sd": v.std(axis=1, ddof=1)})
+    order = out["real"]["mean"].sort_values().index
+    return {key: frame.loc[order] for key, frame in out.items()}
+
+
+def table1_caption(table: pd.DataFrame) -> str:
+    """The caption of :func:`table1_verdicts`' table, for the seeds of ``table``.
+
+    Raises:
+        ValueError: If the table has no seed column or no seed.
+
+    Examples:
+        >>> table1_caption(pd.DataFrame({"seed": [0]})).endswith(
+        ...     "too narrow. Ours over seed 0 at ε = e³.")
+        True
+    """
+    _require(table, ("seed",), "spending_e2e")
+    return (
+        "The paper's Table 1 (ACSEmployment, California, ε = e³, logistic regression; "
+        "accuracy and false-negative rate, its percentages as proportions) beside ours "
+        "on the New York sample. Our 95% interval adds the binomial error of the "
+        "group's test records (test n) to the seed spread; an FNR is a share of the "
+        "group's positives only, fewer than test n, so those intervals are too narrow. "
+        f"Ours over {seeds_text(_seed_list(table, None))} at ε = e³."
+    )

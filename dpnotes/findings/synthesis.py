@@ -42,15 +42,16 @@ from dpnotes.data.employment import (
     employment_labels,
     encode_employment,
 )
-from dpnotes.findings.verdict import LEVEL
+from dpnotes.findings.verdict import LEVEL, Verdict, estimate, verdict_frame
 from dpnotes.report import (
     ACS_DATASETS,
+    ACS_IN_PROSE,
     ACS_SHORT,
     STRATA,
     STRATA_LABEL,
-    PaperCheck,
     fmt,
     plural,
+    seeds_caption,
     seeds_text,
 )
 from dpnotes.synth import MST
@@ -58,25 +59,35 @@ from dpnotes.synth.evaluate import group_keys
 from dpnotes.synth.marginals import all_kway
 
 __all__ = [
+    "ATTRIBUTE_MEANING",
     "CONVENTIONS",
+    "FIGURE_WIDTH",
     "GROUPINGS",
     "SIZE_COLUMNS",
     "SYNTHESIZERS",
     "TABLE_COLUMNS",
     "AbsentCheck",
+    "ConventionSection",
     "ConventionTally",
     "LargestError",
+    "RaceSection",
     "RatioSummary",
+    "RealReference",
     "RefitCheck",
+    "Section",
     "Trails",
     "WinTally",
     "absent_check",
     "absent_groups",
     "absent_term_bound",
+    "absent_texts",
     "accuracy_gap",
+    "accuracy_section",
     "aim_trails",
     "at_epsilon",
     "at_epsilon_wide",
+    "attribute_table",
+    "checks_frame",
     "claim_table",
     "claim_verdict",
     "compare_metric",
@@ -84,14 +95,19 @@ __all__ = [
     "convention_comparisons",
     "convention_flips",
     "convention_maxima",
+    "convention_section",
     "convention_tally",
     "curve",
     "domain_cells",
     "draw_added",
+    "draw_section",
     "errors_fall",
+    "fairness_section",
+    "fall_section",
     "fall_shares",
     "first_sigma_aim",
     "first_sigma_mst",
+    "fit_time_section",
     "fit_times",
     "fit_times_by_epsilon",
     "gem_reduction",
@@ -102,28 +118,41 @@ __all__ = [
     "groups_below",
     "larger_groups",
     "largest_error",
+    "largest_error_texts",
     "largest_gap",
     "lowest_variants",
     "majority_rate",
+    "nm_section",
     "own_grouping_comparisons",
+    "own_texts",
+    "parity_section",
     "race_ratios",
+    "race_section",
+    "ratio_figure",
     "ratio_range",
     "ratio_summary",
+    "real_references",
     "real_value",
     "refit_check",
     "remaining_fit_hours",
+    "run_texts",
     "second_largest_group",
     "seed_lists",
+    "size_texts",
     "small_groups",
     "smallest_group",
     "stored_devices",
+    "stored_where",
+    "strata_figure",
     "strata_wins_table",
     "strata_wins_text",
     "stratified_checks",
     "table2_checks",
+    "trails_section",
     "whole_blocks",
     "whole_value_bins",
     "win_tally",
+    "workload_section",
     "workload_summary",
     "workload_table",
 ]
@@ -390,9 +419,10 @@ def strata_wins_table(
         (with a mapping), ``synthesizer``, ``stratified better`` (``"2 of 6 ε"``),
         ``near ties`` (a count), ``beyond doubt: better / worse`` (the comparisons
         whose paired interval lies wholly above or below zero, :func:`compare_strata`),
-        and the stratified and unstratified means at
-        ``at_epsilon`` (:func:`~dpnotes.report.fmt`; an en dash where that ε is not
-        computed). No rows when nothing is computed.
+        and the stratified and unstratified means at ``at_epsilon`` in one column
+        (``"0.400 / 0.500"``, :func:`~dpnotes.report.fmt`; an en dash where that ε is
+        not computed), so that the table stays as narrow as the page. No rows when
+        nothing is computed.
 
     Raises:
         TypeError: If ``compared`` is neither a DataFrame nor a mapping of them.
@@ -406,7 +436,7 @@ def strata_wins_table(
         ...                      "value": [0.5, 0.4, 0.2, 0.3]})
         >>> t = strata_wins_table({"sex strata": compare_strata(runs, "SEX")}, ["MST"])
         >>> list(t.to_dict("records")[0].values())
-        ['sex strata', 'MST', '1 of 2 ε', 0, '0 / 0', '0.400', '0.500']
+        ['sex strata', 'MST', '1 of 2 ε', 0, '0 / 0', '0.400 / 0.500']
     """
     if isinstance(compared, pd.DataFrame):
         frames, keyed = {None: compared}, False
@@ -419,7 +449,7 @@ def strata_wins_table(
         )
     order = list(synthesizers)
     e = _real(at_epsilon, "at_epsilon")
-    at_strat, at_vanilla = f"stratified, ε = {e:g}", f"no strata, ε = {e:g}"
+    at = f"ε = {e:g}: stratified / none"
     rows = []
     for key, frame in frames.items():
         if not isinstance(frame, pd.DataFrame) or not {
@@ -452,8 +482,9 @@ def strata_wins_table(
                     "beyond doubt: better / worse": (
                         f"{tally.clear_wins} / {tally.clear_losses}"
                     ),
-                    at_strat: fmt(w.loc[e, "strat"]) if there else "–",
-                    at_vanilla: fmt(w.loc[e, "vanilla"]) if there else "–",
+                    at: f"{fmt(w.loc[e, 'strat'])} / {fmt(w.loc[e, 'vanilla'])}"
+                    if there
+                    else "–",
                 }
             )
     columns = [label] * keyed + [
@@ -461,8 +492,7 @@ def strata_wins_table(
         "stratified better",
         "near ties",
         "beyond doubt: better / worse",
-        at_strat,
-        at_vanilla,
+        at,
     ]
     return pd.DataFrame(rows, columns=columns)
 
@@ -509,8 +539,7 @@ def claim_verdict(tally: WinTally) -> tuple[str, str]:
         )
     return (
         "inconclusive",
-        f"{tally.undecided} of {n} comparisons are within our seeds' uncertainty: "
-        "they could make it either way",
+        f"{tally.undecided} of {n} undecided by our seeds: it could go either way",
     )
 
 
@@ -968,7 +997,10 @@ class AbsentCheck:
 
     Attributes:
         table: One row per data set and grouping with such groups (the chapter's
-            table); no rows when there are none.
+            table): the groups with their training records, the ``term`` at the real
+            overall means, the ``bound`` on it over the comparisons, the ``least
+            rise`` of the parity error by stratifying, and how many rises are
+            ``above the bound``; no rows when there are none.
         above: Comparisons where stratifying raised the parity error by more than
             the bound on those groups' term.
         flips: Comparisons the term could turn in favour of stratifying (a rise
@@ -1042,15 +1074,12 @@ def absent_check(
                 where.append(d)
             rows.append(
                 {
-                    "data": ACS_SHORT.get(d, d),
-                    "strata": STRATA_LABEL[grouping],
-                    "groups without test records (training records)": "; ".join(names),
-                    "term at the real overall means": fmt(
-                        absent_term_bound(train, grouping, absent, 0.0)
-                    ),
-                    "bound on the term": f"{fmt(b.min())} to {fmt(b.max())}",
-                    "smallest rise by stratifying": fmt(diff.min()),
-                    "rises above the bound": f"{int((diff > b).sum())} of {len(c)}",
+                    "strata": f"{STRATA_LABEL[grouping]}, {ACS_SHORT.get(d, d)}",
+                    "groups (training records)": "; ".join(names),
+                    "term": fmt(absent_term_bound(train, grouping, absent, 0.0)),
+                    "bound": f"{fmt(b.min())} to {fmt(b.max())}",
+                    "least rise": fmt(diff.min()),
+                    "above the bound": f"{int((diff > b).sum())} of {len(c)}",
                 }
             )
     if not parts:
@@ -1604,8 +1633,8 @@ def ratio_summary(ratio: pd.DataFrame, *, small: int = 100) -> RatioSummary:
                     "synthesizer–group pairs": len(part),
                     "race strata raise the error in": int((part["ratio"] > 1).sum()),
                     "median ratio": fmt(part["ratio"].median()),
-                    "median error, race strata": fmt(part["RAC1P"].median()),
-                    "median error, no strata": fmt(part["vanilla"].median()),
+                    "median error: race strata / none": f"{fmt(part['RAC1P'].median())}"
+                    f" / {fmt(part['vanilla'].median())}",
                 }
             )
     ps, pl = ratio[is_small], ratio[~is_small]
@@ -1810,59 +1839,127 @@ def gem_reduction(
 
 
 def _tally_text(t: WinTally) -> str:
-    return f"{t}; beyond doubt {t.clear_wins} better, {t.clear_losses} worse"
+    """Our side of a claim: ``"5 of 108 (5 better beyond doubt)"``."""
+    return f"{t} ({t.clear_wins} better beyond doubt)"
+
+
+def _claim(
+    quantity: str,
+    claim: str,
+    tally: WinTally,
+    *,
+    seeds: int,
+    authors: str = "",
+    note: str = "",
+) -> Verdict:
+    """A claim that stratifying does better, judged by :func:`claim_verdict`."""
+    outcome, why = claim_verdict(tally)
+    return Verdict(
+        quantity,
+        None,
+        None,
+        outcome,
+        why + (f"; {note}" if note else ""),
+        claim=claim,
+        ours_text=_tally_text(tally),
+        authors=authors,
+        extra={"seeds": str(seeds)},
+    )
+
+
+def _stated(
+    quantity: str,
+    claim: str,
+    ours: str,
+    outcome: str,
+    why: str,
+    *,
+    seeds: int | None,
+    authors: str = "",
+) -> Verdict:
+    """A claim whose our side is a text (a setting, a count read off the means)."""
+    return Verdict(
+        quantity,
+        None,
+        None,
+        outcome,
+        why,
+        claim=claim,
+        ours_text=ours,
+        authors=authors,
+        extra={"seeds": "–" if seeds is None else str(seeds)},
+    )
 
 
 def _table3_fig4_checks(
-    tab: pd.DataFrame, sizes: pd.DataFrame, *, real_accuracy: float
-) -> list[PaperCheck]:
+    tab: pd.DataFrame,
+    sizes: pd.DataFrame,
+    *,
+    real_accuracy: float,
+    real_test_n: int,
+    seeds: int,
+) -> list[Verdict]:
     """The rows of :func:`stratified_checks` on Table 3 and Figure 4."""
     pc, pa = paper_numbers.STRAT_CLAIMS, paper_numbers.STRAT_AUTHORS
     st = _sizes(sizes)
-    checks = []
     t3 = paper_numbers.STRAT_TABLE3
     ny_train = st[
         (st.dataset == "NY-sample")
         & (st.split == "train")
         & (st.grouping == "SEX_RAC1P")
     ]
-    checks.append(
-        PaperCheck(
-            "Table 3: New York's sex × race groups",
+    if ny_train.empty:
+        raise ValueError("sizes has no training rows of SEX_RAC1P on 'NY-sample'.")
+    checks = [
+        _stated(
+            "Table 3: sex × race groups",
             f"{sum(t3.values()):,} records; smallest group {min(t3.values())}",
-            f"NY sample: {int(ny_train['count'].sum()):,} training records; "
+            f"{int(ny_train['count'].sum()):,} training records; "
             f"{int((ny_train['count'] < 20).sum())} of 18 groups under 20",
-            verdict="not comparable",
-            note="a 20,000-row sample of ages 17–89, not the full file",
+            "not comparable",
+            "a 20,000-row sample of ages 17–89, not the full file",
+            seeds=None,
         )
-    )
+    ]
     checks.append(
-        PaperCheck(
-            "Figure 4: accuracy of a classifier trained on real data",
+        Verdict(
+            "Figure 4: accuracy trained on real data",
             pc["fig4-real"].values[0],
-            _real(real_accuracy, "real_accuracy"),
-            authors=f"{pa['fig4-real'].values[0]:g} (best synthetic variant; real not "
-            "stored)",
-            verdict="not comparable",
-            decimals=3,
-            note="logistic regression on ages 17–89 (the paper: all ages, random "
-            "forest)",
+            estimate([_real(real_accuracy, "real_accuracy")], n_test=real_test_n),
+            "not comparable",
+            "logistic regression on ages 17–89; the paper: all ages, random forest",
+            authors=f"{pa['fig4-real'].values[0]:g} (best synthetic; real not stored)",
         )
     )
     eps_min, gap_max = pc["fig4-gap"].values
-    gap = accuracy_gap(tab, min_epsilon=eps_min)
+    acc = pd.concat(
+        compare_metric(tab, "logistic:accuracy", "overall", strata=g, lower=False)
+        for g in GROUPINGS
+        if g in set(tab.strata)
+    )
+    acc = acc[acc.index.get_level_values("epsilon") >= eps_min]
+    if acc.empty or acc["low"].isna().any():
+        raise ValueError(
+            f"no paired accuracy comparison over two or more seeds at ε ≥ {eps_min:g}."
+        )
+    inside = int(((acc["low"] >= -gap_max) & (acc["high"] <= gap_max)).sum())
+    outside = int(((acc["low"] > gap_max) | (acc["high"] < -gap_max)).sum())
+    if inside == len(acc):
+        outcome, why = "reproduces", f"every interval within ±{gap_max:g}"
+    elif outside:
+        outcome, why = "differs", f"{outside} intervals wholly beyond ±{gap_max:g}"
+    else:
+        outcome, why = "inconclusive", f"some intervals reach beyond ±{gap_max:g}"
     checks.append(
-        PaperCheck(
-            f"Figure 4: |stratified − unstratified| accuracy at ε ≥ {eps_min:g}",
-            gap_max,
-            gap,
-            authors="MST, AIM, GEM: "
-            + ", ".join(f"{v:g}" for v in pa["fig4-gap"].values),
-            verdict="reproduces" if gap <= gap_max else "differs",
-            decimals=4,
-            note=f"at most {gap_max:g} as stated (logistic, both data sets)"
-            if gap <= gap_max
-            else "above the stated 2%",
+        _stated(
+            f"Figure 4: accuracy gap, ε ≥ {eps_min:g}",
+            f"at most {gap_max:g}",
+            f"largest {fmt(accuracy_gap(tab, min_epsilon=eps_min), 2)}; "
+            f"{inside} of {len(acc)} intervals within ±{gap_max:g}",
+            outcome,
+            why + " (logistic, both data sets)",
+            seeds=seeds,
+            authors=", ".join(f"{v:g}" for v in pa["fig4-gap"].values),
         )
     )
     return checks
@@ -1873,102 +1970,98 @@ def _fig5_checks(
     *,
     dataset: str,
     convention: ConventionTally,
-    conv_eps: list[float],
-    conv_seeds: list[int],
-) -> list[PaperCheck]:
+    seeds: int,
+    conv_seeds: int,
+) -> list[Verdict]:
     """The rows of :func:`stratified_checks` on Figure 5."""
     pc, pa = paper_numbers.STRAT_CLAIMS, paper_numbers.STRAT_AUTHORS
-    conv_synths = list(convention.by_synth)
+    claim = pc["fig5-all"].claim
     own_wins = dict(zip(SYNTHESIZERS, pa["fig5-all"].values[1:], strict=True))
-    a_all, _, a_aim, _ = pa["fig5-all"].values
+    a_all = pa["fig5-all"].values[0]
     allc = pd.concat(own_grouping_comparisons(tab).values())
-    tally = win_tally(allc)
-    by_data = win_tally(allc, by="dataset")
     by_synth = win_tally(allc, by="synthesizer")
-    checks = []
-    verdict, why = claim_verdict(tally)
-    per_data = "; ".join(f"{by_data[d]} on {ACS_SHORT.get(d, d)}" for d in by_data)
-    checks.append(
-        PaperCheck(
-            "Figure 5: stratifying lowers the parity error over its own groups",
-            pc["fig5-all"].claim,
-            f"{tally} ({per_data}); "
-            f"beyond doubt {tally.clear_wins} better, {tally.clear_losses} worse",
+    checks = [
+        _claim(
+            "Figure 5: own-group parity error, all",
+            claim,
+            win_tally(allc),
+            seeds=seeds,
             authors=f"{a_all:g} of 54",
-            verdict=verdict,
-            note=why,
         )
-    )
-    for syn in SYNTHESIZERS:
-        if syn in by_synth:
-            v, w = claim_verdict(by_synth[syn])
-            checks.append(
-                PaperCheck(
-                    f"Figure 5: the same, {syn}",
-                    pc["fig5-all"].claim,
-                    _tally_text(by_synth[syn]),
-                    authors=f"{own_wins[syn]:g} of 18",
-                    verdict=v,
-                    note=w,
-                )
-            )
+    ]
+    checks += [
+        _claim(
+            f"Figure 5: the same, {syn}",
+            "the same",
+            by_synth[syn],
+            seeds=seeds,
+            authors=f"{own_wins[syn]:g} of 18",
+        )
+        for syn in SYNTHESIZERS
+        if syn in by_synth
+    ]
     best = lowest_variants(tab, dataset=dataset)
     gem_best = int((best.synthesizer == "GEM").sum())
     checks.append(
-        PaperCheck(
-            "Figure 5: GEM has the lowest parity error at nearly every ε",
+        _stated(
+            "Figure 5: GEM lowest (sex × race)",
             pc["fig5-gem-best"].claim,
-            f"a GEM variant lowest (sex × race) at {gem_best} of {len(best)} ε, "
-            f"{ACS_SHORT.get(dataset, dataset)}; "
-            f"lowest: {', '.join(sorted(set(best.synthesizer)))}",
-            authors="stratified GEM lowest at "
-            f"{pa['fig5-gem-best'].values[0]:g} of 6 ε",
-            verdict="reproduces" if 2 * gem_best > len(best) else "differs",
-            note="our GEM is our own implementation; the authors' vanilla GEM barely "
-            "improves with ε",
+            f"GEM at {gem_best} of {len(best)} ε; lowest: "
+            + ", ".join(sorted(set(best.synthesizer))),
+            "reproduces" if 2 * gem_best > len(best) else "differs",
+            f"lowest mean, {ACS_SHORT.get(dataset, dataset)}; our GEM is our own "
+            "implementation",
+            seeds=seeds,
+            authors=f"stratified GEM at {pa['fig5-gem-best'].values[0]:g} of 6 ε",
         )
     )
-    gem_ratio = gem_reduction(tab, dataset=dataset)
+    gem = compare_metric(tab, "mean_parity_error", "SEX_RAC1P", dataset=dataset)
+    gem = gem.xs("GEM", level="synthesizer", drop_level=False)
+    gem = gem[gem.index.get_level_values("epsilon") >= 0.05]
+    ratio = gem_reduction(tab, dataset=dataset, min_epsilon=0.05)
+    gem_t = win_tally(gem)
     lo_a, hi_a = pa["fig5-reduction"].values
+    if 2 * gem_t.clear_losses > gem_t.total:
+        outcome, why = "differs", "stratifying raises it beyond doubt in most"
+    elif gem_t.clear_wins == gem_t.total and ratio.min() >= 2:
+        outcome, why = "reproduces", "lower beyond doubt, by 2 or more"
+    else:
+        outcome, why = "inconclusive", "not lower beyond doubt everywhere"
     checks.append(
-        PaperCheck(
-            "Figure 5: stratifying GEM divides its parity error (sex × race, ε ≥ 0.05)",
-            "by 2 or more ('a reduction of ≥ 200%')",
-            f"{gem_ratio.min():.2f} to {gem_ratio.max():.2f}",
+        _stated(
+            "Figure 5: GEM's error divided by stratifying (ε ≥ 0.05)",
+            "by 2 or more",
+            f"{ratio.min():.2f} to {ratio.max():.2f}; "
+            f"{gem_t.clear_losses} of {gem_t.total} worse beyond doubt",
+            outcome,
+            why,
+            seeds=seeds,
             authors=f"{lo_a:g} to {hi_a:g}",
-            verdict="differs"
-            if gem_ratio.max() < pc["fig5-reduction"].values[0]
-            else "reproduces",
-            note="stratifying raises GEM's parity error here (a factor below 1)",
         )
     )
-    aim_t = by_synth.get("AIM")
-    checks.append(
-        PaperCheck(
-            "Figure 5: stratified AIM better at higher budgets",
-            pc["fig5-aim"].claim,
-            f"stratified AIM lower at {aim_t} comparisons",
-            authors=f"{a_aim:g} of 18",
-            verdict="differs"
-            if aim_t is None or 2 * aim_t.wins < aim_t.total
-            else "reproduces",
-            note="unstratified AIM is lower at every budget here",
+    aim = by_synth.get("AIM")
+    if aim is not None:
+        aim_c = allc.xs("AIM", level="synthesizer", drop_level=False)
+        high = aim_c[aim_c.index.get_level_values("epsilon") >= 1.0]
+        checks.append(
+            _claim(
+                "Figure 5: stratified AIM better at ε ≥ 1",
+                pc["fig5-aim"].claim,
+                win_tally(high),
+                seeds=seeds,
+                authors=f"{pa['fig5-all'].values[2]:g} of 18 (all ε)",
+            )
         )
-    )
     conv_t = convention.total
-    conv_verdict, conv_why = claim_verdict(conv_t["authors"])
     checks.append(
-        PaperCheck(
-            f"Figure 5 scored the authors' way: stratifying lowers the parity error "
-            f"({', '.join(conv_synths)})",
-            pc["fig5-all"].claim,
-            f"{conv_t['authors']}, beyond doubt {conv_t['authors'].clear_wins} better, "
-            f"{conv_t['authors'].clear_losses} worse "
-            f"(our convention on the same tables: {conv_t['ours']})",
-            authors=", ".join(f"{syn}: {own_wins[syn]:g} of 18" for syn in conv_synths),
-            verdict=conv_verdict,
-            note=conv_why + f"; {', '.join(conv_synths)}, "
-            f"{len(conv_eps)} ε, {seeds_text(conv_seeds)}",
+        _claim(
+            "Figure 5 scored the authors' way",
+            claim,
+            conv_t["authors"],
+            seeds=conv_seeds,
+            authors=", ".join(f"{syn} {own_wins[syn]:g}" for syn in convention.by_synth)
+            + " of 18",
+            note=f"scored our way: {conv_t['ours']}",
         )
     )
     return checks
@@ -1978,96 +2071,80 @@ def _fig7_fig9_checks(
     tab: pd.DataFrame,
     *,
     dataset: str,
-    convention: ConventionTally,
     largest: LargestError,
-    conv_seeds: list[int],
-) -> list[PaperCheck]:
+    seeds: int,
+    conv_seeds: int,
+) -> list[Verdict]:
     """The rows of :func:`stratified_checks` on Figures 7 and 9 and the settings."""
     pc = paper_numbers.STRAT_CLAIMS
-    conv_synths = list(convention.by_synth)
-    seeds = seed_lists(tab)
-    checks = []
-    factors = ", ".join(
-        f"{f:.0f} ({k[1]}, {ACS_SHORT.get(k[0], k[0])})"
-        for k, f in largest.factors.items()
-        if k[2] == "authors'"
-    )
-    rises = ", ".join(
-        f"{n} ({k[1]}, {ACS_SHORT.get(k[0], k[0])})" for k, n in largest.rises.items()
-    )
-    checks.append(
-        PaperCheck(
-            "Figure 7a: the largest relative error of a group's mean falls with ε",
+    authors_f = [f for k, f in largest.factors.items() if k[2] == "authors'"]
+    ours_f = [f for k, f in largest.factors.items() if k[2] == "ours"]
+    checks = [
+        _stated(
+            "Figure 7a: largest error of a group's mean",
             pc["fig7a"].claim,
-            f"sex × race strata, scored the authors' way: falls from the smallest to "
-            f"the largest ε by a factor of {factors}, rising at {rises} of "
-            f"{largest.steps} steps",
-            verdict="reproduces" if largest.gradual else "differs",
-            note=f"{', '.join(conv_synths)} only ({seeds_text(conv_seeds)}); "
-            "'gradually' read as falling overall and rising at one step at most; "
-            "scored our way it falls far less, and stratified stays above unstratified",
+            f"falls {min(authors_f):.0f} to {max(authors_f):.0f} times, "
+            f"rising at ≤ {max(largest.rises.values())} of {largest.steps} steps",
+            "reproduces" if largest.gradual else "differs",
+            "scored the authors' way; our way it changes "
+            f"{min(ours_f):.1f} to {max(ours_f):.1f} times",
+            seeds=conv_seeds,
         )
-    )
-    for key, label, why7 in [
+    ]
+    for key, label, why in [
         (
             "fig7b",
             "Figure 7b: demographic parity",
-            "the paper's is a ratio over sex × race groups; ours a difference "
-            "over race groups",
+            "a ratio over sex × race groups there; a difference over race here",
         ),
         (
             "fig7c",
-            "Figure 7c: the largest FNR difference",
-            "a random forest over sex × race groups there; logistic over race groups "
-            "here",
+            "Figure 7c: largest FNR gap",
+            "a random forest over sex × race groups there; logistic over race here",
         ),
     ]:
         checks.append(
-            PaperCheck(
+            _stated(
                 label,
                 pc[key].claim,
-                "Figures above",
-                verdict="not comparable",
-                note=why7,
+                "figures above",
+                "not comparable",
+                why,
+                seeds=seeds,
             )
         )
     wl_pe = compare_metric(tab, "workload_parity_error", "RAC1P", dataset=dataset)
-    wl_gem = win_tally(wl_pe.xs("GEM", level="synthesizer", drop_level=False))
     checks.append(
-        PaperCheck(
-            "Figure 9: stratified GEM has a low 3-way-marginal parity error",
+        _claim(
+            "Figure 9: stratified GEM, workload parity error",
             pc["fig9-gem"].claim,
-            f"race strata lower GEM's at {wl_gem} ε",
-            verdict=claim_verdict(wl_gem)[0],
-            note=claim_verdict(wl_gem)[1]
-            + "; the authors' repository has no Figure 9 numbers",
+            win_tally(wl_pe.xs("GEM", level="synthesizer", drop_level=False)),
+            seeds=seeds,
+            note="race strata against none",
         )
     )
-    wl_aim = wl_pe.xs("AIM", level="synthesizer")
-    low = wl_aim[wl_aim.index.get_level_values("epsilon") < pc["fig9-aim"].values[0]]
-    aim_low_wins = int(low.better.sum())
+    aim = wl_pe.xs("AIM", level="synthesizer", drop_level=False)
+    low = aim[aim.index.get_level_values("epsilon") < pc["fig9-aim"].values[0]]
     checks.append(
-        PaperCheck(
-            "Figure 9: below ε = 1 unstratified AIM is much worse",
+        _claim(
+            "Figure 9: AIM below ε = 1",
             pc["fig9-aim"].claim,
-            f"race strata lower AIM's at {aim_low_wins} of {len(low)} ε below 1",
-            verdict="differs" if 2 * aim_low_wins < len(low) else "reproduces",
-            note="unstratified AIM has the lower workload parity error",
+            win_tally(low),
+            seeds=seeds,
         )
     )
-    grid = pc["synthesis-settings"].values[:-1]
+    grid = tuple(pc["synthesis-settings"].values[:-1])
     seeds_paper = pc["synthesis-settings"].values[-1]
-    ours_grid = tuple(sorted(tab.epsilon.unique()))
-    n_seed = min(len(v) for v in seeds.values())
-    same = ours_grid == tuple(grid) and n_seed >= seeds_paper
-    grid_text = ", ".join(f"{e:g}" for e in ours_grid)
+    ours_grid = tuple(sorted(float(e) for e in tab.epsilon.unique()))
+    same = ours_grid == grid and seeds >= seeds_paper
     checks.append(
-        PaperCheck(
-            "Synthesis settings: ε grid and seeds",
+        _stated(
+            "Settings: ε grid and seeds",
             pc["synthesis-settings"].claim,
-            f"ε in {{{grid_text}}}; {n_seed} or more seeds",
-            verdict="reproduces" if same else "differs",
-            note="" if same else "another grid",
+            f"ε in {{{', '.join(f'{e:g}' for e in ours_grid)}}}; {seeds} seeds",
+            "reproduces" if same else "differs",
+            "the same grid and seeds" if same else "another grid or fewer seeds",
+            seeds=seeds,
         )
     )
     return checks
@@ -2079,51 +2156,870 @@ def stratified_checks(
     *,
     dataset: str,
     real_accuracy: float,
+    real_test_n: int,
     convention: ConventionTally,
     largest: LargestError,
-    convention_epsilons: Iterable[float],
     convention_seeds: Iterable[int],
-) -> list[PaperCheck]:
+) -> list[Verdict]:
     """Put the stratification paper's synthesis claims beside the authors' and ours.
 
-    One :class:`dpnotes.report.PaperCheck` per statement of its Table 3 and Figures
-    4, 5, 7 and 9 (:data:`dpnotes.paper_numbers.STRAT_CLAIMS`), with the authors'
-    stored numbers (:data:`dpnotes.paper_numbers.STRAT_AUTHORS`).
+    One :class:`~dpnotes.findings.verdict.Verdict` per statement of its Table 3 and
+    Figures 4, 5, 7 and 9 (:data:`dpnotes.paper_numbers.STRAT_CLAIMS`), with the
+    authors' stored numbers (:data:`dpnotes.paper_numbers.STRAT_AUTHORS`). A claim
+    that stratifying does better is judged by :func:`claim_verdict` on the paired
+    intervals of its comparisons; our side is the raw tally and the count better
+    beyond doubt (``"5 of 108 (5 better beyond doubt)"``). The seeds column gives the
+    seeds every comparison pairs.
 
     Args:
         tab: The strat_synth table (complete seeds of every data set).
         sizes: The synth_group_sizes table.
         dataset: The data set of the single-data-set rows (New York's sample).
         real_accuracy: Logistic regression's accuracy trained on the real split.
+        real_test_n: The test records that accuracy is measured on.
         convention: :func:`convention_tally` of the authors'-convention run.
         largest: :func:`largest_error` of that run.
-        convention_epsilons, convention_seeds: That run's ε and seeds.
+        convention_seeds: That run's seeds.
 
     Returns:
-        The rows, for :func:`dpnotes.report.paper_check_table`.
+        The verdicts, for :func:`~dpnotes.findings.verdict.verdict_frame`.
 
     Raises:
         ValueError: If a column is missing, a seed is partial, or a metric the rows
             need is not computed.
     """
-    conv_eps, conv_seeds = list(convention_epsilons), list(convention_seeds)
+    seed_list = seed_lists(tab)
+    seeds = min(len(v) for v in seed_list.values())
+    conv_seeds = len(list(convention_seeds))
+    if conv_seeds == 0:
+        raise ValueError("convention_seeds is empty: pass the derived run's seeds.")
     return [
-        *_table3_fig4_checks(tab, sizes, real_accuracy=real_accuracy),
+        *_table3_fig4_checks(
+            tab,
+            sizes,
+            real_accuracy=real_accuracy,
+            real_test_n=real_test_n,
+            seeds=seeds,
+        ),
         *_fig5_checks(
             tab,
             dataset=dataset,
             convention=convention,
-            conv_eps=conv_eps,
+            seeds=seeds,
             conv_seeds=conv_seeds,
         ),
         *_fig7_fig9_checks(
-            tab,
-            dataset=dataset,
-            convention=convention,
-            largest=largest,
-            conv_seeds=conv_seeds,
+            tab, dataset=dataset, largest=largest, seeds=seeds, conv_seeds=conv_seeds
         ),
     ]
+
+
+# ------------------------------------------- the stratified chapter: sections and texts
+
+
+@dataclass(frozen=True)
+class Section:
+    """What a chapter section shows: its table and the texts its prose quotes.
+
+    Attributes:
+        table: The section's table (no rows when there is none to show).
+        texts: From each glue name the prose uses to its text.
+    """
+
+    table: pd.DataFrame
+    texts: dict[str, str]
+
+
+def _and(items: Iterable[str]) -> str:
+    """``"a, b and c"``."""
+    items = list(items)
+    return (
+        " and ".join([", ".join(items[:-1]), items[-1]])
+        if len(items) > 1
+        else ("".join(items))
+    )
+
+
+def run_texts(
+    tab: pd.DataFrame, profiles: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The figures' captions per data set, and the seeds the counts compare.
+
+    Args:
+        tab: The strat_synth table (complete seeds).
+        profiles: From each data set to the profile its rows come from.
+
+    Returns:
+        From each data set to its figures' last sentence (experiment, data set,
+        profile, seeds), and the texts ``strat-short`` (the first data set's) and
+        ``strat-nseeds`` (``"5 seeds for the New York sample; ..."``).
+
+    Raises:
+        ValueError: If a seed is partial or a data set has no profile.
+    """
+    seeds = seed_lists(tab)
+    missing = [d for d in seeds if d not in profiles]
+    if missing:
+        raise ValueError(f"no profile given for the data sets {missing}.")
+    order = [d for d in ACS_DATASETS if d in seeds] + [
+        d for d in seeds if d not in ACS_DATASETS
+    ]
+    captions = {
+        d: "Experiment strat_synth; "
+        + seeds_caption(ACS_DATASETS.get(d, d), profiles[d], seeds[d])
+        for d in order
+    }
+    texts = {
+        "strat-short": captions[order[0]],
+        "strat-nseeds": "; ".join(
+            f"{plural(len(seeds[d]), 'seed')} for {ACS_IN_PROSE.get(d, d)}"
+            for d in order
+        ),
+    }
+    return captions, texts
+
+
+@dataclass(frozen=True)
+class RealReference:
+    """A data set's real-data references: each metric on the real training split.
+
+    Attributes:
+        train, test: The real splits.
+        real: :func:`dpnotes.synth.evaluate.evaluate_synthetic` of the training split
+            against the test split, as if it were synthetic.
+        majority: The accuracy of always predicting the test split's majority class.
+    """
+
+    train: pd.DataFrame
+    test: pd.DataFrame
+    real: pd.DataFrame
+    majority: float
+
+
+def real_references(
+    splits: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]],
+    *,
+    classifiers: Iterable[str] = ("logistic", "boosting"),
+) -> dict[str, RealReference]:
+    """Evaluate each real training split as if it were synthetic (seed 0).
+
+    Raises:
+        ValueError: If a test split has no ``ESR`` label.
+    """
+    from dpnotes.synth.evaluate import evaluate_synthetic
+
+    out = {}
+    for d, (train, test) in splits.items():
+        _need(test, ["ESR"], f"the test split of {d!r}")
+        real = evaluate_synthetic(
+            train, test, train, classifiers=list(classifiers), seed=0
+        )
+        out[d] = RealReference(train, test, real, majority_rate(test["ESR"]))
+    return out
+
+
+def size_texts(sizes: pd.DataFrame, profile: str) -> dict[str, str]:
+    """The group-size section's texts: its caption and the tiny sex × race strata.
+
+    Raises:
+        ValueError: If a column or the New York sample's sizes are missing.
+    """
+    st = _sizes(sizes)
+    data = "; ".join(ACS_DATASETS[d] for d in ACS_DATASETS if d in set(st.dataset))
+    tiny, _ = small_groups(st, dataset="NY-sample", grouping="SEX_RAC1P")
+    return {
+        "sizes-caption": f"Experiment synth_group_sizes, profile {profile}; data: "
+        f"{data}.",
+        "sizes-tiny": str(tiny),
+    }
+
+
+def _wins(compared: Mapping[str, pd.DataFrame], synthesizers, label: str):
+    return strata_wins_table(compared, synthesizers, label=label)
+
+
+def accuracy_section(
+    tab: pd.DataFrame, *, dataset: str, synthesizers: Iterable[str]
+) -> Section:
+    """Figure 4: logistic accuracy with sex and with race strata against none.
+
+    Returns:
+        The wins table and the texts ``acc-ties`` and ``acc-gap`` (the largest gap of
+        the means at ε = 1).
+    """
+    c = {
+        STRATA_LABEL[g]: compare_metric(
+            tab, "logistic:accuracy", "overall", strata=g, dataset=dataset, lower=False
+        )
+        for g in ("SEX", "RAC1P")
+    }
+    both = pd.concat(c.values())
+    t = win_tally(both)
+    return Section(
+        _wins(c, synthesizers, "strata"),
+        {
+            "acc-ties": f"{t.ties} of the {t.total}",
+            "acc-gap": fmt(largest_gap(both, epsilon=1.0), 1),
+        },
+    )
+
+
+def parity_section(
+    tab: pd.DataFrame, *, dataset: str, synthesizers: Iterable[str]
+) -> Section:
+    """Figure 5: each stratification against none by the parity error over its groups.
+
+    Returns:
+        The wins table and the texts ``pe-ratio`` (race strata over none at ε = 1),
+        ``pe-sex-ties`` and ``pe-sex-wins``.
+    """
+    c = {
+        g: compare_metric(tab, "mean_parity_error", g, dataset=dataset)
+        for g in GROUPINGS
+    }
+    lo, hi = ratio_range(pd.concat([c["RAC1P"], c["SEX_RAC1P"]]), epsilon=1.0)
+    sex = win_tally(c["SEX"])
+    return Section(
+        _wins({STRATA_LABEL[g]: v for g, v in c.items()}, synthesizers, "strata"),
+        {
+            "pe-ratio": f"{lo:.1f} to {hi:.1f}",
+            "pe-sex-ties": f"{sex.ties} of its {sex.total}",
+            "pe-sex-wins": str(sex.wins),
+        },
+    )
+
+
+def fairness_section(
+    tab: pd.DataFrame,
+    *,
+    dataset: str,
+    synthesizers: Iterable[str],
+    real: pd.DataFrame,
+    sizes: pd.DataFrame,
+    n_test: int,
+) -> Section:
+    """Figure 7a–c: race strata against none, closer to the real-data gap is better.
+
+    Args:
+        real: The real-data evaluation (:attr:`RealReference.real`).
+        sizes: The synth_group_sizes table.
+        n_test: The test split's records.
+
+    Returns:
+        The wins table and the texts ``fair-wins``, ``fair-ties``, the real-data
+        gaps ``disp-real``, ``dp-real`` and ``fnr-real``, and what the gaps are
+        measured on: ``test-small`` (race groups under 20 test records), ``test-n``
+        and ``test-nseeds``.
+    """
+    metrics = {
+        "employment-rate gap": ("label_mean_disparity", "disp-real"),
+        "demographic parity gap": ("logistic:dp_difference", "dp-real"),
+        "FNR gap": ("logistic:fnr_difference", "fnr-real"),
+    }
+    refs = {m: real_value(real, m, grouping="RAC1P") for m, _ in metrics.values()}
+    c = {
+        label: compare_metric(tab, m, "RAC1P", dataset=dataset, target=refs[m])
+        for label, (m, _) in metrics.items()
+    }
+    t = win_tally(pd.concat(c.values()))
+    texts = {"fair-wins": str(t), "fair-ties": str(t.ties)}
+    texts |= {name: fmt(refs[m]) for m, name in metrics.values()}
+    n_small, n_race = small_groups(
+        sizes, dataset=dataset, grouping="RAC1P", split="test"
+    )
+    texts |= {
+        "test-small": f"{n_small} of the {n_race}",
+        "test-n": f"{n_test:,}",
+        "test-nseeds": plural(len(seed_lists(tab)[dataset]), "seed"),
+    }
+    return Section(_wins(c, synthesizers, "gap (race strata)"), texts)
+
+
+def workload_section(
+    tab: pd.DataFrame, *, dataset: str, synthesizers: Iterable[str]
+) -> Section:
+    """Figure 9: race strata against none by the workload error and its parity error.
+
+    Returns:
+        The wins table and the texts ``wl-wins`` and ``wlpe-wins``.
+    """
+    c = {
+        "workload error, overall": compare_metric(
+            tab, "workload_error", "overall", strata="RAC1P", dataset=dataset
+        ),
+        "parity error over the workload": compare_metric(
+            tab, "workload_parity_error", "RAC1P", dataset=dataset
+        ),
+    }
+    t = [str(win_tally(v)) for v in c.values()]
+    return Section(
+        _wins(c, synthesizers, "measure (race strata)"),
+        {"wl-wins": t[0], "wlpe-wins": t[1]},
+    )
+
+
+def nm_section(
+    tab: pd.DataFrame,
+    sizes: pd.DataFrame,
+    *,
+    synthesizers: Iterable[str],
+    n_train: int,
+) -> Section:
+    """New Mexico: each stratification against none, and the section's texts.
+
+    Args:
+        n_train: New Mexico's training records.
+
+    Returns:
+        The wins table and the texts ``nm-intro`` and ``nm-reading``.
+
+    Raises:
+        ValueError: If New Mexico or the New York sample is not computed.
+    """
+    c = {
+        f"parity error, {STRATA_LABEL[g]} strata": compare_metric(
+            tab, "mean_parity_error", g, dataset="NM"
+        )
+        for g in GROUPINGS
+    }
+    c["logistic accuracy, RAC1P strata"] = compare_metric(
+        tab, "logistic:accuracy", "overall", strata="RAC1P", lower=False, dataset="NM"
+    )
+    small = win_tally(pd.concat(list(c.values())[1:3]))
+    acc = win_tally(c["logistic accuracy, RAC1P strata"])
+    second, n_nm, n_ny = second_largest_group(sizes, dataset="NM", other="NY-sample")
+    return Section(
+        _wins(c, synthesizers, "comparison"),
+        {
+            "nm-intro": f"New Mexico's race groups differ from New York's: its "
+            f"second-largest is {second}, with {n_nm:,.0f} training records against "
+            f"{n_ny:,.0f} in the New York sample (the table in the section on group "
+            "sizes). The figures below repeat the experiment on its full 2018 person "
+            f"file (training split of {n_train:,} records).",
+            "nm-reading": "As on the New York sample, race and sex × race strata raise "
+            "the parity error over their own groups (stratifying wins "
+            f"{small} comparisons), and the accuracy comparisons are near ties "
+            f"({acc.ties} of {acc.total}).",
+        },
+    )
+
+
+def own_texts(tab: pd.DataFrame) -> dict[str, str]:
+    """The headline: stratifying against none by the parity error over its own groups.
+
+    Returns:
+        The texts ``own-total``, ``own-clear``, ``own-by-data``, ``own-scope`` and
+        ``sex-own``.
+
+    Raises:
+        ValueError: If a column is missing or no parity error is computed.
+    """
+    own = own_grouping_comparisons(tab)
+    allc = pd.concat(own.values())
+    t = win_tally(allc)
+    by_data = win_tally(allc, by="dataset")
+    order = [d for d in ACS_DATASETS if d in by_data] + [
+        d for d in by_data if d not in ACS_DATASETS
+    ]
+    per_data = [f"{by_data[d]} on {ACS_IN_PROSE.get(d, d)}" for d in order]
+    synths = tab.synthesizer.nunique()
+    return {
+        "own-total": str(t),
+        "own-clear": f"{t.clear_wins} better and {t.clear_losses} worse",
+        "own-by-data": " and ".join(per_data).replace(" on ", " comparisons on ", 1),
+        "own-scope": f"{plural(len(order), 'data set')}, {synths} synthesizers and "
+        f"{tab.epsilon.nunique()} values of ε",
+        "sex-own": str(win_tally(own["SEX"])) if "SEX" in own else "none",
+    }
+
+
+def absent_texts(check: AbsentCheck, datasets: Iterable[str]) -> dict[str, str]:
+    """Say what groups without test records could do to the parity comparisons.
+
+    Args:
+        check: :func:`absent_check`'s result.
+        datasets: The data sets computed, in order.
+
+    Returns:
+        The texts ``absent-above`` (comparisons where stratifying raised the parity
+        error by more than the bound), ``absent-flips`` and ``absent-clean`` (the data
+        sets without such groups).
+
+    Examples:
+        >>> empty = AbsentCheck(pd.DataFrame(), 0, 0, 0, ())
+        >>> absent_texts(empty, ["NM"])["absent-clean"]
+        'Every group with training records also has test records.'
+    """
+    if not isinstance(check, AbsentCheck):
+        raise TypeError(f"check must be an AbsentCheck, got {type(check).__name__}.")
+    flips = (
+        "could not turn any of them in favour of stratifying"
+        if check.flips == 0
+        else f"could turn at most {check.flips} of them in favour of stratifying"
+    )
+    if not check.total:
+        return {
+            "absent-above": "none of the",
+            "absent-flips": flips,
+            "absent-clean": "Every group with training records also has test records.",
+        }
+    clean = [ACS_IN_PROSE.get(d, d) for d in datasets if d not in check.datasets]
+    text = _and(clean)
+    return {
+        "absent-above": f"{check.above} of these {check.total}",
+        "absent-flips": flips,
+        "absent-clean": text[:1].upper()
+        + text[1:]
+        + (" have" if len(clean) > 1 else " has")
+        + " no such group."
+        if clean
+        else "",
+    }
+
+
+@dataclass(frozen=True)
+class ConventionSection:
+    """The authors'-parity-convention run, counted over its whole blocks.
+
+    Attributes:
+        ct: The rows of its whole blocks (:func:`whole_blocks`).
+        tally: :func:`convention_tally` of them.
+        seeds, epsilons: The seeds and ε of those rows.
+        texts: The texts the section's prose quotes (``conv-*``).
+    """
+
+    ct: pd.DataFrame
+    tally: ConventionTally
+    seeds: list[int]
+    epsilons: list[float]
+    texts: dict[str, str]
+
+
+def _refit_text(refit: RefitCheck, seeds: list[int]) -> str:
+    gem_same = refit.gem_same
+    if gem_same.all():
+        return ""
+    same = (
+        f"none of its {len(gem_same)} cells here equals the stored one exactly; "
+        "they are "
+        if not gem_same.any()
+        else f"{int(gem_same.sum())} of its {len(gem_same)} cells here equal the "
+        "stored ones exactly, and the others are "
+    )
+    return (
+        ", except GEM's. GEM trains in float32, whose sums differ between processors, "
+        "and part of the stored GEM cells were computed on another machine's CPU: "
+        + same
+        + "refits of the same code and seed on this machine, whose parity errors (our "
+        f"convention) differ from the figures' by a median of {fmt(refit.gem_gap)}, "
+        f"against {fmt(refit.seed_gap)} between seeds "
+        f"{' and '.join(str(x) for x in seeds[:2])} of the figures' own runs. Both "
+        "conventions score the same refit"
+    )
+
+
+def convention_section(
+    run: pd.DataFrame, config: Mapping[str, object], tab: pd.DataFrame
+) -> ConventionSection:
+    """Count the authors'-convention run's whole blocks and say what they show.
+
+    Args:
+        run: The run's table (``strat_synth`` with ``parity=authors``, perhaps
+            partial).
+        config: Its profile's config (stratifications, epsilons, seeds, synthesizers,
+            datasets).
+        tab: The stored strat_synth table (the figures' runs, for the refit check and
+            the fit times of the blocks left to run).
+
+    Returns:
+        A :class:`ConventionSection`.
+
+    Raises:
+        ValueError: If the config lacks a setting, or no whole block is computed.
+    """
+    need = ["stratifications", "epsilons", "seeds", "synthesizers", "datasets"]
+    lacking = [k for k in need if k not in config]
+    if lacking:
+        raise ValueError(f"config lacks the settings {lacking}.")
+    ct, pending = whole_blocks(
+        run,
+        stratifications=config["stratifications"],
+        epsilons=config["epsilons"],
+        seeds=config["seeds"],
+    )
+    if ct.empty:
+        raise ValueError("no whole block in the run yet: nothing to count.")
+    seeds = sorted(int(x) for x in ct.seed.unique())
+    eps = sorted(float(e) for e in ct.epsilon.unique())
+    data = [d for d in ACS_DATASETS if d in set(ct.dataset)]
+    synths = [x for x in SYNTHESIZERS if x in set(ct.synthesizer)]
+    groupings = [g for g in GROUPINGS if g in set(ct.grouping)]
+    conv_c = convention_comparisons(ct, groupings)
+    conv_t = convention_tally(conv_c, datasets=data, synthesizers=synths)
+    by_synth = conv_t.by_synth
+    the = {d: ACS_IN_PROSE.get(d, d) for d in ACS_IN_PROSE}
+    all_data = all(len(ds) == len(data) for ds, _ in by_synth.values())
+    scope = (
+        f"{_and(synths)} on {' and '.join(the[d] for d in data)}"
+        if all_data and len(synths) > 1
+        else ", ".join(
+            f"{s} on {' and '.join(the[d] for d in ds)}"
+            for s, (ds, _) in by_synth.items()
+        )
+    ) + f", at ε = {', '.join(f'{e:g}' for e in eps)} with {seeds_text(seeds)}"
+    todo = [
+        (s, d)
+        for s in config["synthesizers"]
+        for d in config["datasets"]
+        if not ((ct.synthesizer == s) & (ct.dataset == d)).any()
+    ]
+    todo_by = {s: [the.get(d, d) for s_, d in todo if s_ == s] for s, _ in todo}
+    own_wins = dict(
+        zip(
+            SYNTHESIZERS,
+            paper_numbers.STRAT_AUTHORS["fig5-all"].values[1:],
+            strict=True,
+        )
+    )
+    race_wins, race_top, _ = convention_flips(conv_c, top_epsilon=max(eps))
+    maxima = convention_maxima(ct)
+    texts = {
+        "conv-pending": ""
+        if pending.empty
+        else "Not counted yet, as their runs are unfinished: "
+        + "; ".join(
+            f"{s} on {the.get(d, d)}, {n} cells so far" for (s, d), n in pending.items()
+        )
+        + ".",
+        "conv-ours": str(conv_t.total["ours"]),
+        "conv-authors": str(conv_t.total["authors"]),
+        "conv-by-synth": "; ".join(
+            s
+            + ("" if len(ds) == len(data) else ", " + _and(ACS_SHORT[d] for d in ds))
+            + f": {t['ours'].wins} and {t['authors'].wins} of {t['ours'].total}"
+            for s, (ds, t) in by_synth.items()
+        ),
+        "conv-synths": " or ".join(filter(None, [", ".join(synths[:-1]), synths[-1]])),
+        "conv-scope": scope,
+        "conv-todo": "nothing"
+        if not todo
+        else ", ".join(f"{s} on {' and '.join(ds)}" for s, ds in todo_by.items())
+        + f", about {remaining_fit_hours(tab, todo, seeds=seeds):.0f} hours of "
+        "fitting on one core by the stored fit times",
+        "conv-authors-own": " and ".join(
+            f"{own_wins[s]:g} of 18 comparisons for {s}" for s in synths
+        ),
+        "conv-refit": _refit_text(refit_check(ct, tab, seeds=seeds), seeds),
+        "conv-race-flips": str(len(race_wins)),
+        "conv-race-top": str(race_top),
+        "conv-max-ours": fmt(maxima["ours"]),
+        "conv-max-authors": fmt(maxima["authors"]),
+    }
+    return ConventionSection(ct, conv_t, seeds, eps, texts)
+
+
+def largest_error_texts(f7: LargestError) -> dict[str, str]:
+    """The Figure 7a paragraph's texts: how the largest error falls, both ways.
+
+    Returns:
+        ``f7-rises``, ``f7-steps``, ``f7-authors-factor`` and ``f7-ours-factor``.
+    """
+    if not isinstance(f7, LargestError):
+        raise TypeError(f"f7 must be a LargestError, got {type(f7).__name__}.")
+    short = {k: f"{k[1]}, {ACS_SHORT.get(k[0], k[0])}" for k in f7.factors}
+    return {
+        "f7-rises": ", ".join(f"{n} ({short[k]})" for k, n in f7.rises.items()),
+        "f7-steps": str(f7.steps),
+        "f7-authors-factor": ", ".join(
+            f"{f:.0f} ({short[k]})" for k, f in f7.factors.items() if k[2] == "authors'"
+        ),
+        "f7-ours-factor": ", ".join(
+            f"{f:.1f}" for k, f in f7.factors.items() if k[2] == "ours"
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class RaceSection:
+    """Why stratifying can raise errors: the race groups' workload errors by size.
+
+    Attributes:
+        ratio: :func:`race_ratios`'s per-group rows.
+        summary: :func:`ratio_summary` of them (its table is the section's).
+        texts: The texts the prose quotes.
+    """
+
+    ratio: pd.DataFrame
+    summary: RatioSummary
+    texts: dict[str, str]
+
+
+def race_section(
+    tab: pd.DataFrame,
+    sizes: pd.DataFrame,
+    *,
+    profiles: Mapping[str, str],
+    n_train: Mapping[str, int],
+    small: int = 100,
+    epsilon: float = 1.0,
+) -> RaceSection:
+    """The race groups' workload errors with race strata and without, and the texts.
+
+    Args:
+        tab: The strat_synth table (complete seeds).
+        sizes: The synth_group_sizes table.
+        profiles: From each data set to the profile its rows come from.
+        n_train: Training records per data set.
+        small: The training size below which a group counts as small.
+        epsilon: The ε compared.
+
+    Returns:
+        A :class:`RaceSection`.
+
+    Raises:
+        ValueError: If a column, a data set's profile or the sizes are missing.
+    """
+    ratio, unweighted, eps = race_ratios(tab, sizes, epsilon=epsilon)
+    rs = ratio_summary(ratio, small=small)
+    seeds = seed_lists(tab)
+    ds = [d for d in ACS_DATASETS if d in set(ratio.dataset)]
+    the = dict(ACS_IN_PROSE)
+    described = {(profiles[d], tuple(seeds[d])) for d in ds}
+    if len(described) == 1:
+        profile, s = next(iter(described))
+        source = (
+            f"Experiment strat_synth, profile {profile}; "
+            f"{'; '.join(ACS_DATASETS[d] for d in ds)}; "
+            f"each point a {seeds_text(s, mean_over=True)}."
+        )
+    else:
+        source = (
+            "Experiment strat_synth; "
+            + "; ".join(
+                f"{ACS_DATASETS[d]}: profile {profiles[d]}, "
+                f"{seeds_text(seeds[d], mean_over=True)}"
+                for d in ds
+            )
+            + "."
+        )
+    left_out = (
+        "No group is left out."
+        if unweighted.empty
+        else "Groups without test records get public weight 0, so race strata "
+        "release none of their rows; they are left out ("
+        + ", ".join(
+            f"{group_name('RAC1P', g)} in {the.get(d, d)}"
+            for d, g in zip(unweighted.dataset, unweighted.group, strict=True)
+        )
+        + ")."
+    )
+    shares = group_shares(sizes, dataset="NY-sample", grouping="SEX")
+    texts = {
+        "ratio-eps": f"{eps:g}",
+        "ratio-small": str(small),
+        "ratio-source": source,
+        "ratio-left-out": left_out,
+        "ratio-small-raised": f"{rs.small_raised} of {rs.small_total}",
+        "ratio-large-raised": f"{rs.large_raised} of {rs.large_total}",
+        "ratio-worst": "–" if rs.worst is None else fmt(rs.worst["ratio"]),
+        "ratio-worst-where": "no larger group computed"
+        if rs.worst is None
+        else f"{rs.worst['synthesizer']}, {group_name('RAC1P', rs.worst['group'])} "
+        f"in {the.get(rs.worst['dataset'])}, {rs.worst['train']:,.0f} training records",
+        "ratio-help-min": f"{rs.helped_min:,.0f}",
+        "ratio-helped": f"{rs.helped} of the {rs.helped_of}",
+        "sex-min": f"{smallest_group(sizes, grouping='SEX'):,}",
+        "sex-shares": f"{fmt(100 * shares.min())}% and {fmt(100 * shares.max())}%",
+        "tiny-race": ", ".join(
+            f"{name} ({c:,})"
+            for name, c in groups_below(
+                sizes, dataset="NY-sample", grouping="RAC1P", below=small
+            )
+        )
+        or "none",
+    }
+    if {"NY-sample", "NM"} <= set(n_train) and "NM" in set(sizes.dataset):
+        more = larger_groups(sizes, dataset="NM", than="NY-sample")
+        nm, ny = n_train["NM"], n_train["NY-sample"]
+        texts["nm-sizes"] = (
+            f"has {'fewer' if nm < ny else 'more'} training records than the sample "
+            f"({nm:,} against {ny:,}), and "
+            + (
+                f"more only in its {_and(more)} group{'s' if len(more) > 1 else ''}"
+                if more
+                else "no race group with more records"
+            )
+        )
+    else:
+        texts["nm-sizes"] = "is not computed yet"
+    return RaceSection(ratio, rs, texts)
+
+
+# --------------------------------------------------- the stratified chapter's figures
+
+#: A figure's width in inches: the page shows figures about 610 px wide.
+FIGURE_WIDTH = 6.4
+_STRATA_COLOR = dict(zip(STRATA, ["0.2", "#1b9e77", "#d95f02", "#7570b3"], strict=True))
+_REF_STYLES = ["--", ":", "-."]
+
+
+def _plain_log_ticks(ax, which: str = "y") -> None:
+    """Label a log axis with plain numbers (0.2, 0.5, 1, 2) instead of powers of ten."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    decades = np.log10(hi / lo)
+    subs = (1.0, 2.0, 3.0, 5.0) if decades <= 0.9 else (1.0, 2.0, 5.0)
+    if decades > 2:
+        subs = (1.0,)
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    axis.set_major_locator(LogLocator(subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _figure_legend(fig, ax, first_row: set[str]) -> None:
+    """One legend under the figure: the labels in first_row, then the others below."""
+    from matplotlib.lines import Line2D
+
+    pairs = list(zip(*ax.get_legend_handles_labels(), strict=True))
+    top = [p for p in pairs if p[1] in first_row]
+    rest = [p for p in pairs if p[1] not in first_row]
+    ncols = max(len(top), len(rest))
+    if rest:
+        # The legend fills column by column: interleave the two rows, padded.
+        blank = (Line2D([], [], linestyle="none"), "")
+        top += [blank] * (ncols - len(top))
+        rest += [blank] * (ncols - len(rest))
+        top = [item for pair in zip(top, rest, strict=True) for item in pair]
+    fig.legend(
+        [h for h, _ in top],
+        [lab for _, lab in top],
+        loc="outside lower center",
+        ncols=ncols,
+        fontsize="medium",
+    )
+
+
+def strata_figure(
+    tab: pd.DataFrame,
+    metric: str,
+    ylabel: str,
+    *,
+    dataset: str,
+    grouping: str = "overall",
+    logy: bool = False,
+    refs: Iterable[tuple[float, str]] = (),
+):
+    """One panel per synthesizer, one curve per stratification (mean ± sd over seeds).
+
+    Args:
+        tab: The strat_synth table.
+        metric, grouping: The metric plotted and the grouping it is computed over.
+        ylabel: The y axis's label.
+        dataset: The data set.
+        logy: Whether the y axis is logarithmic.
+        refs: Real-data references, (value, label), drawn as black lines.
+
+    Returns:
+        The matplotlib figure.
+
+    Raises:
+        ValueError: If nothing matches.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    agg = curve(tab, metric, dataset=dataset, grouping=grouping).reset_index()
+    epsilons = sorted(agg.epsilon.unique())
+    shown = [s for s in SYNTHESIZERS if s in set(agg.synthesizer)]
+    fig, axes = plt.subplots(
+        1, len(shown), figsize=(FIGURE_WIDTH, 3.4), sharey=True, squeeze=False
+    )
+    for ax, syn in zip(axes[0], shown, strict=True):
+        part = agg[agg.synthesizer == syn]
+        for j, strata in enumerate(STRATA):
+            d = part[part.strata == strata].sort_values("epsilon")
+            if d.empty:
+                continue
+            # One ε (a quick run): strata side by side; several: curves over ε.
+            x = [j] if len(epsilons) == 1 else d.epsilon
+            ax.errorbar(
+                x,
+                d["mean"],
+                yerr=d["std"].fillna(0.0),
+                marker="o",
+                ms=4,
+                lw=1.4,
+                capsize=2,
+                color=_STRATA_COLOR[strata],
+                label=STRATA_LABEL[strata],
+            )
+        for (value, label), style in zip(refs, _REF_STYLES, strict=False):
+            ax.axhline(value, color="black", ls=style, lw=1.2, label=label)
+        if len(epsilons) == 1:
+            ax.set_xticks(
+                range(len(STRATA)), [STRATA_LABEL[s] for s in STRATA], rotation=90
+            )
+            ax.set_xlim(-0.5, len(STRATA) - 0.5)
+            ax.set_title(f"{syn}, ε = {epsilons[0]:g}")
+        else:
+            # Labels at the powers of ten and the largest ε; the others unlabelled.
+            decade = [
+                e for e in epsilons if np.isclose(np.log10(e), np.round(np.log10(e)))
+            ]
+            marked = sorted(set(decade) | {max(epsilons)})
+            ax.set(xscale="log", title=syn, xlabel="ε")
+            ax.set_xticks(marked, [f"{e:g}" for e in marked])
+            ax.set_xticks([e for e in epsilons if e not in marked], minor=True)
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        if logy:
+            ax.set_yscale("log")
+    if logy:
+        _plain_log_ticks(axes[0][0])
+    axes[0][0].set_ylabel(ylabel)
+    _figure_legend(fig, axes[0][0], set(STRATA_LABEL.values()))
+    return fig
+
+
+def ratio_figure(ratio: pd.DataFrame, *, small: int = 100):
+    """Per race group and synthesizer: race strata's workload error over none's.
+
+    Args:
+        ratio: :func:`race_ratios`'s rows.
+        small: Where a dotted line marks the small groups.
+
+    Returns:
+        The matplotlib figure, one panel per data set.
+    """
+    import matplotlib.pyplot as plt
+
+    from dpnotes.plotting import PALETTE
+
+    _need(ratio, ("dataset", "synthesizer", "train", "ratio"), "ratio")
+    ds = [d for d in ACS_DATASETS if d in set(ratio.dataset)]
+    synths = [s for s in SYNTHESIZERS if s in set(ratio.synthesizer)]
+    fig, axes = plt.subplots(
+        1, len(ds), figsize=(FIGURE_WIDTH, 3.2), sharey=True, squeeze=False
+    )
+    markers = {"MST": "o", "AIM": "s", "GEM": "^"}
+    for ax, d in zip(axes[0], ds, strict=True):
+        part = ratio[ratio.dataset == d]
+        for j, syn in enumerate(synths):
+            p = part[part.synthesizer == syn]
+            ax.scatter(p["train"], p["ratio"], marker=markers[syn], s=40,
+                       alpha=0.85, color=PALETTE[j], label=syn)  # fmt: skip
+        ax.axhline(1.0, color="black", ls="--", lw=1.2, label="no change")
+        ax.axvline(small, color="0.55", ls=":", lw=1.0)
+        ax.set(xscale="log", yscale="log", title=ACS_SHORT[d])
+        ax.set_xlabel("training records in the group")
+        _plain_log_ticks(ax, "x")
+    lo, hi = axes[0][0].get_ylim()
+    axes[0][0].set_ylim(min(lo, 0.45), max(hi, 2.2))  # so that 0.5, 1 and 2 show
+    _plain_log_ticks(axes[0][0])
+    axes[0][0].set_ylabel("workload error,\nrace strata / no strata")
+    _figure_legend(fig, axes[0][0], set(synths) | {"no change"})
+    return fig
 
 
 # --------------------------------------------- the synthesizers chapter (MST, AIM, GEM)
@@ -2183,25 +3079,28 @@ def whole_value_bins(attr: str, lo: int, hi: int) -> list[str]:
     return out
 
 
-def table2_checks(sample: pd.DataFrame) -> list[PaperCheck]:
+def table2_checks(sample: pd.DataFrame) -> list[Verdict]:
     """Put the paper's Table 2 column means beside a sample's, on the paper's scale.
 
     Our codes start at 0 for every attribute; the paper's lowest value is added
     back (:data:`dpnotes.paper_numbers.STRAT_TABLE2`). Every row is *not
-    comparable*: the paper describes New York's full person file of all ages.
+    comparable*: the paper describes New York's full person file of all ages. Our
+    side is one column mean of the data (no seeds), shown as text.
 
     Args:
         sample: Encoded records (training and test splits together).
 
     Returns:
-        One row per attribute of Table 2.
+        One verdict per attribute of Table 2.
 
     Raises:
         ValueError: If an attribute of Table 2 is missing or holds a code outside
-            its domain.
+            its domain, or the sample is empty.
     """
     t2 = paper_numbers.STRAT_TABLE2
     _need(sample, list(t2), "sample")
+    if sample.empty:
+        raise ValueError("sample is empty.")
     for attr in t2:
         col = sample[attr]
         if col.min() < 0 or col.max() >= EMPLOYMENT_DOMAIN[attr]:
@@ -2211,23 +3110,48 @@ def table2_checks(sample: pd.DataFrame) -> list[PaperCheck]:
     checks = []
     for attr, (mean, _sd, lo, hi, _median) in t2.items():
         ours = float(sample[attr].mean()) + lo  # code 0 is the paper's lowest value
-        binned = attr in ("AGEP", "SCHL")
+        why = (
+            "our five bins span public ranges; the authors' the observed one"
+            if attr in ("AGEP", "SCHL")
+            else "ages 17–89 in a 20,000-row sample; the paper: all ages"
+        )
         checks.append(
-            PaperCheck(
-                f"Table 2: mean of {attr} (range {lo:g}–{hi:g})",
+            Verdict(
+                f"mean of {attr} ({lo:g}–{hi:g})",
                 mean,
-                ours,
-                verdict="not comparable",
-                decimals=3,
-                note=(
-                    "five bins over public ranges (ages 17–89, codes 1–24); the "
-                    "authors' bins split the observed range"
-                    if binned
-                    else "ages 17–89 (a 20,000-row sample), the paper all ages"
-                ),
+                None,
+                "not comparable",
+                why,
+                ours_text=f"{ours:.3f}",
             )
         )
     return checks
+
+
+def checks_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
+    """Render verdicts as a table (:func:`~dpnotes.findings.verdict.verdict_frame`).
+
+    A seeds column that holds no seed count in any row (data statistics, not runs)
+    is left out, with our column then named plain ``ours``; a row's test count joins
+    its quantity (``"(n = 4,000)"``), so the table stays as narrow as the page.
+
+    Raises:
+        ValueError: If there are no verdicts.
+    """
+    frame = verdict_frame(verdicts)
+    if frame["seeds"].astype(str).isin(["0", "–"]).all():
+        # No run behind any row: our side is a statistic of the data, not a mean.
+        frame = frame.drop(columns="seeds").rename(
+            columns={"ours: mean ± sd [95% interval]": "ours"}
+        )
+    if "test n" in frame.columns:
+        # The test count goes with the quantity: a column of its own widens the table.
+        n = frame.pop("test n")
+        frame["quantity"] = [
+            q if c == "–" else f"{q} (n\u00a0=\u00a0{c})"
+            for q, c in zip(frame["quantity"], n, strict=True)
+        ]
+    return frame
 
 
 def workload_summary(tab: pd.DataFrame) -> pd.DataFrame:
@@ -2514,3 +3438,228 @@ def gem_steps(params: Iterable[Mapping[str, object]]) -> tuple[int, bool]:
     gem = GEM(epsilon=1.0, delta=1e-9, **params[0])
     same = gem.stop_factor == 0 and all(p == params[0] for p in params)
     return (gem.rounds + 1) * gem.steps_per_round, same
+
+
+#: What each attribute of the employment domain means (the synthesizers chapter).
+ATTRIBUTE_MEANING = {
+    "AGEP": "age in years",
+    "SCHL": "schooling: ACS code, 1 (none) to 24 (doctorate)",
+    "MAR": "marital status",
+    "DIS": "disability",
+    "ESP": "employment status of parents",
+    "MIL": "military service",
+    "DREM": "cognitive difficulty",
+    "SEX": "sex",
+    "RAC1P": "race (AI/AN: American Indian or Alaska Native; NH/PI: Native Hawaiian "
+    "or Pacific Islander)",
+    "ESR": "employment status (the label)",
+}
+
+
+def attribute_table() -> pd.DataFrame:
+    """Describe the employment domain: each attribute's meaning, levels and values.
+
+    The binned attributes show the whole values each bin holds over their public
+    ranges (:func:`whole_value_bins`: ages 17–89, schooling codes 1–24).
+
+    Returns:
+        The columns attribute, meaning, levels and values, one row per attribute.
+    """
+    labels = employment_labels()
+    shown = {a: ", ".join(labels[a]) for a in EMPLOYMENT_DOMAIN}
+    shown["AGEP"] = ", ".join(whole_value_bins("AGEP", 17, 89))
+    shown["SCHL"] = ", ".join(whole_value_bins("SCHL", 1, 24))
+    shown["ESP"] = (
+        "n/a (not living with a parent in the household), and 8 codes: which "
+        "parents the person lives with, and which of them are in the labour force"
+    )
+    return pd.DataFrame(
+        {
+            "attribute": list(EMPLOYMENT_DOMAIN),
+            "meaning": [ATTRIBUTE_MEANING[a] for a in EMPLOYMENT_DOMAIN],
+            "levels": list(EMPLOYMENT_DOMAIN.values()),
+            "values": [shown[a] for a in EMPLOYMENT_DOMAIN],
+        }
+    )
+
+
+def stored_where(sources: Mapping[str, object]) -> str:
+    """Say where a combined result's rows come from, once when all share it.
+
+    Args:
+        sources: From each data set, in order, to its source (with ``profile``,
+            ``seeds`` and ``describe()``, as :class:`dpnotes.lab.combine.Source`).
+
+    Returns:
+        E.g. ``"Experiment strat_synth, profile paper, seeds 0–4 of each data set
+        (New York 2018, 20,000-row sample; New Mexico 2018)."``
+
+    Raises:
+        ValueError: Without sources.
+    """
+    if not sources:
+        raise ValueError("no source given.")
+    described = {(s.profile, tuple(s.seeds)) for s in sources.values()}
+    if len(described) == 1:
+        profile, seeds = described.pop()
+        where = (
+            f"profile {profile}, {seeds_text(seeds)} of each data set "
+            f"({'; '.join(ACS_DATASETS.get(d, d) for d in sources)})"
+        )
+    else:
+        where = "; ".join(
+            f"{ACS_DATASETS.get(d, d)}: {s.describe()}" for d, s in sources.items()
+        )
+    return f"Experiment strat_synth, {where}."
+
+
+def fall_section(summary: pd.DataFrame, *, datasets: Iterable[str]) -> Section:
+    """What the last tenfold of budget buys each synthesizer.
+
+    Returns:
+        The table of falls (one row per synthesizer, a percentage per data set) and
+        the texts ``wl-e-max``, ``wl-e-low``, ``wl-aim-max`` (AIM's error at the
+        largest ε) and ``wl-mst-fall``.
+
+    Raises:
+        ValueError: If a column is missing or AIM is not computed at the largest ε.
+    """
+    _need(summary, ("dataset", "synthesizer", "epsilon", "value"), "summary")
+    order = [d for d in datasets if d in set(summary.dataset)]
+    e_max = float(summary.epsilon.max())
+    e_low = e_max / 10
+    at_max = at_epsilon_wide(summary, e_max)
+    if "AIM" not in at_max.columns:
+        raise ValueError(f"no AIM error at ε = {e_max:g}.")
+    fall = fall_shares(summary, low=e_low, high=e_max, datasets=order)
+    synths = [s for s in SYNTHESIZERS if s in set(summary.synthesizer)]
+    view = fall.reindex(index=synths).map("{:.0%}".format).reset_index()
+    view.columns = ["synthesizer"] + [f"fall, {ACS_SHORT.get(d, d)}" for d in order]
+    return Section(
+        view,
+        {
+            "wl-e-max": f"{e_max:g}",
+            "wl-e-low": f"{e_low:g}",
+            "wl-aim-max": " and ".join(
+                f"{fmt(at_max.loc[d, 'AIM'])} on {ACS_IN_PROSE.get(d, d)}"
+                for d in order
+                if d in at_max.index
+            ),
+            "wl-mst-fall": " and ".join(f"{fall.loc['MST', d]:.0%}" for d in order),
+        },
+    )
+
+
+def trails_section(
+    summary: pd.DataFrame,
+    *,
+    n_train: Mapping[str, int],
+    delta: float,
+    datasets: Iterable[str],
+) -> Section:
+    """Where AIM trails MST, and the noise each puts on its first one-way counts.
+
+    Returns:
+        :func:`aim_trails`'s table and the texts ``aim-trails``, ``aim-rounds`` and
+        ``aim-noise-ratio`` (AIM's first σ over MST's, the same at any ρ).
+    """
+    trails = aim_trails(summary, n_train=n_train, delta=delta, datasets=datasets)
+    d = len(EMPLOYMENT_DOMAIN)
+    ratio = first_sigma_aim(rho=1.0, attributes=d) / first_sigma_mst(
+        rho=1.0, attributes=d
+    )
+    return Section(
+        trails.table,
+        {
+            "aim-noise-ratio": fmt(ratio, 2),
+            "aim-rounds": str(16 * d),
+            "aim-trails": f"{len(trails.table)} of the {trails.cells}",
+        },
+    )
+
+
+def draw_section(
+    train: pd.DataFrame, *, epsilons: Iterable[float] = (1.0, 5.0), delta: float = 1e-9
+) -> Section:
+    """What drawing n records i.i.d. adds to MST's workload error (one fit per ε).
+
+    MST is fitted on ``train`` with seed 0; its n draws are scored against 30 n
+    draws, whose marginals are close to the model's own.
+
+    Returns:
+        :func:`draw_added`'s table (without the float column) and the text
+        ``synth-draw-range``.
+    """
+    from dpnotes.synth.marginals import workload_error
+
+    three_way = all_kway(EMPLOYMENT_DOMAIN, 3)
+    errors = {}
+    for eps in epsilons:
+        mst = MST(epsilon=eps, delta=delta).fit(
+            train, EMPLOYMENT_DOMAIN, rng=np.random.default_rng(0)
+        )
+        errors[eps] = {
+            k: workload_error(
+                train,
+                mst.sample(k * len(train), rng=np.random.default_rng(k)),
+                EMPLOYMENT_DOMAIN,
+                three_way,
+            )
+            for k in (1, 30)
+        }
+    draws = draw_added(errors)
+    shares = sorted(set(draws["added by the draw"]), key=lambda s: float(s[:-1]))
+    return Section(
+        draws.drop(columns="added"),
+        {
+            "synth-draw-range": f"{shares[0]} to {shares[-1]}"
+            if len(shares) > 1
+            else shares[0]
+        },
+    )
+
+
+def fit_time_section(
+    tab: pd.DataFrame,
+    metas: Iterable[Mapping[str, object]],
+    *,
+    dataset: str = "NY-sample",
+) -> tuple[Section, pd.DataFrame]:
+    """The fits' cost: median seconds by stratification and by ε, and the devices.
+
+    Args:
+        tab: The strat_synth table.
+        metas: The stored runs' metadata (provenance and config).
+        dataset: The data set timed.
+
+    Returns:
+        The section (median seconds per synthesizer and stratification; the texts
+        ``synth-device``, ``gem-device`` and ``gem-steps``) and the unstratified
+        medians per ε (formatted).
+    """
+    metas = list(metas)
+    synths = [s for s in SYNTHESIZERS if s in set(tab.synthesizer)]
+    times = fit_times(tab, dataset=dataset, synthesizers=synths)
+    times = times.rename(columns=STRATA_LABEL).reset_index()
+    for col in times.columns[1:]:
+        times[col] = times[col].map(lambda v: "–" if pd.isna(v) else f"{v:.1f}")
+    accelerators, cpus = stored_devices(metas)
+    steps, _ = gem_steps(
+        m.get("config", {}).get("params", {}).get("GEM", {}) for m in metas
+    )
+    cpu_only = accelerators == {"none"}
+    devices = ", ".join(sorted(accelerators))
+    texts = {
+        "synth-device": f"The stored runs had no GPU: every fit ran on the CPU "
+        f"({', '.join(cpus)}), one thread per fit."
+        if cpu_only
+        else f"The stored runs' devices: {devices}.",
+        "gem-device": "the stored runs ran on the CPU"
+        if cpu_only
+        else f"the stored runs ran on {devices}",
+        "gem-steps": f"{steps:,}",
+    }
+    by_eps = fit_times_by_epsilon(tab, dataset=dataset).map("{:.1f}".format)
+    by_eps = by_eps.reset_index()
+    by_eps["epsilon"] = by_eps["epsilon"].map("{:g}".format)
+    return Section(times, texts), by_eps.rename(columns={"epsilon": "ε"})

@@ -1,0 +1,279 @@
+"""The book's catalogue of stored results and data files (its appendix tables).
+
+The appendices *Reproducing this book* and *Data and provenance* list what the results
+store holds (status, data, device, wall time, the commit and config hash each result is
+stamped with) and which data files each experiment reads. Those tables are built here
+from the store's ``meta.json`` files, the registry and
+:data:`dpnotes.data.files.KNOWN_FILES`, so the chapters only display them.
+
+Like the rest of :mod:`dpnotes.lab`, this module computes none of the experiments'
+numbers and is outside every config hash.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from dpnotes.data import KNOWN_FILES
+from dpnotes.data.acs import ACS_STATE_CODES
+from dpnotes.data.files import KnownFile
+from dpnotes.lab.registry import PROFILES, Experiment, config_hash, list_experiments
+from dpnotes.lab.runner import stale_reason
+from dpnotes.lab.store import StoredResult, read_result, results_root
+
+__all__ = [
+    "STAMP_COLUMNS",
+    "WHAT_COLUMNS",
+    "citation_text",
+    "data_files",
+    "data_names",
+    "device_text",
+    "experiment_data",
+    "licences",
+    "sha256_lines",
+    "short_name",
+    "stamped_by",
+    "status_text",
+    "stored_results",
+    "wall_text",
+]
+
+_STATES = {code: state for state, code in ACS_STATE_CODES.items()}
+_SOURCES = {"mnist": "MNIST", "adult": "Adult", "dutch": "Dutch"}
+
+#: The columns of the first stored-results table: what each result is.
+WHAT_COLUMNS = ("experiment", "profile", "status", "data", "wall time")
+#: The columns of the second: the code each result is stamped with.
+STAMP_COLUMNS = ("experiment", "profile", "commit", "config hash", "stamped by")
+
+
+def short_name(path: str) -> str:
+    """Name a data file (a path under the data root) by its data set.
+
+    Examples:
+        >>> short_name("acs/2018/1-Year/psam_p35.csv")
+        'ACS 2018 NM'
+        >>> short_name("acs/extracts/ACSEmployment_NY_2018_sample20000.csv")
+        'ACS NY sample'
+        >>> short_name("mnist/train-images-idx3-ubyte.gz"), short_name("other/x")
+        ('MNIST', 'other/x')
+    """
+    if path.startswith("acs/extracts/"):
+        return "ACS NY sample"
+    if path.startswith("acs/"):
+        code = path.rsplit("psam_p", 1)[-1].split(".")[0]
+        return f"ACS {path.split('/')[1]} {_STATES.get(code, code)}"
+    return _SOURCES.get(path.split("/")[0], path)
+
+
+def data_names(paths: Iterable[str]) -> str:
+    """Name the data sets of some files, each once, in order; "synthetic" for none.
+
+    Examples:
+        >>> data_names(["adult/adult.data", "adult/adult.test"]), data_names([])
+        ('Adult', 'synthetic')
+    """
+    return ", ".join(dict.fromkeys(map(short_name, paths))) or "synthetic"
+
+
+def device_text(meta: Mapping[str, Any]) -> str:
+    """Name the device a result was computed on: its accelerator, else its CPUs.
+
+    Examples:
+        >>> device_text({"device": {"accelerator": "NVIDIA H100", "cpu_count": 16}})
+        'NVIDIA H100'
+        >>> device_text({"device": {"accelerator": "none", "cpu_count": 2}})
+        'CPU ×2'
+    """
+    device = meta.get("device", {})
+    if device.get("accelerator", "none") != "none":
+        return str(device["accelerator"])
+    return f"CPU ×{device.get('cpu_count')}"
+
+
+def status_text(
+    stored: StoredResult,
+    experiment: Experiment,
+    profile: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+) -> str:
+    """Say whether a chapter may use a stored result: complete, partial or stale.
+
+    A stale result (its config hash is not the current code's) says why; a partial
+    one how many cells of the grid it holds.
+    """
+    if stored.config_hash != config_hash(experiment, profile):
+        return f"stale ({stale_reason(experiment.name, profile, root=root)})"
+    if stored.partial:
+        done = len(stored.meta.get("cells_done", []))
+        return f"partial: {done} of {stored.meta.get('cells')} cells"
+    return "complete"
+
+
+def stamped_by(meta: Mapping[str, Any]) -> str:
+    """Say which code a result is stamped with: the run's, or the last restamp's.
+
+    Examples:
+        >>> stamped_by({"profile": "paper"})
+        'run'
+        >>> check = {"cells_checked": [{"profile": "paper"}, {"profile": "smoke"}]}
+        >>> stamped_by({"profile": "paper", "restamped": [check]})
+        'restamp: 1 cell vs stored rows'
+    """
+    checks = [e for e in meta.get("restamped", []) if "cells_checked" in e]
+    if not checks:
+        return "run"
+    last = checks[-1]
+    cells = sum(c["profile"] == meta["profile"] for c in last["cells_checked"])
+    against = "its own code" if last.get("reference") else "stored rows"
+    return f"restamp: {cells} cell{'' if cells == 1 else 's'} vs {against}"
+
+
+def wall_text(seconds: float | None) -> str:
+    """Write a wall time in hours, minutes or seconds ("" when unknown).
+
+    Examples:
+        >>> wall_text(5400), wall_text(125), wall_text(9.4), wall_text(None)
+        ('1.5 h', '2 min', '9 s', '')
+    """
+    if seconds is None:
+        return ""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+def _row(stored: StoredResult, experiment: Experiment, profile: str, root) -> dict:
+    meta = stored.meta
+    return {
+        "experiment": experiment.name,
+        "profile": profile,
+        "status": status_text(stored, experiment, profile, root=root),
+        "data": data_names(e["name"] for e in meta.get("datasets", [])),
+        "device": device_text(meta),
+        "wall time": wall_text(meta.get("wall_time_s")),
+        "commit": str(meta.get("code_version", "")).rpartition("+g")[2][:8],
+        "config hash": stored.config_hash,
+        "stamped by": stamped_by(meta),
+        "seed": meta.get("seed"),
+    }
+
+
+def stored_results(
+    root: str | os.PathLike[str] | None = None,
+    *,
+    experiments: Iterable[Experiment] | None = None,
+) -> pd.DataFrame:
+    """List every stored result of every experiment and profile, one row each.
+
+    Args:
+        root: The results store (default :func:`dpnotes.lab.store.results_root`).
+        experiments: The experiments (default: every registered one).
+
+    Returns:
+        The columns of :data:`WHAT_COLUMNS` and :data:`STAMP_COLUMNS`, ``device`` and
+        ``seed``; no rows when nothing is stored.
+    """
+    folder = results_root(root)
+    rows = []
+    for exp in list_experiments() if experiments is None else experiments:
+        for profile in PROFILES:
+            stored = read_result(
+                folder / exp.name / profile, experiment=exp.name, profile=profile
+            )
+            if stored is not None:
+                rows.append(_row(stored, exp, profile, folder))
+    columns = dict.fromkeys((*WHAT_COLUMNS, *STAMP_COLUMNS, "device", "seed"))
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def citation_text(
+    table: pd.DataFrame,
+    *,
+    version: str,
+    experiment: str = "dp_mean_error",
+    figure: str = "fig-mean-error",
+) -> str:
+    """Write how to cite one figure from its stored paper result ("" if none).
+
+    Args:
+        table: :func:`stored_results`.
+        version: The package's version.
+        experiment: The figure's experiment.
+        figure: The figure's name.
+
+    Raises:
+        ValueError: If ``table`` lacks the columns of :func:`stored_results`.
+    """
+    need = {"experiment", "profile", "commit", "config hash"}
+    if not need <= set(table.columns):
+        raise ValueError(f"citation_text: the table lacks {sorted(need - set(table))}.")
+    rows = table[(table["experiment"] == experiment) & (table["profile"] == "paper")]
+    if rows.empty:
+        return ""
+    row = rows.iloc[0]
+    return (
+        f"For example: *Figure `{experiment}-{figure}` (profile `paper`, commit "
+        f"`{row['commit']}`, config hash `{row['config hash']}`), dpnotes {version}.*"
+    )
+
+
+def data_files(files: Mapping[str, KnownFile] = KNOWN_FILES) -> pd.DataFrame:
+    """List the data files: name, folder and description, records.
+
+    Examples:
+        >>> data_files().columns.tolist()
+        ['file', 'what', 'rows']
+    """
+    rows = []
+    for info in files.values():
+        folder, _, name = info.relpath.rpartition("/")
+        rows.append(
+            {
+                "file": name,
+                "what": f"in `{folder}/`: {info.description}",
+                "rows": f"{info.rows:,}" if info.rows else "",
+            }
+        )
+    return pd.DataFrame(rows, columns=["file", "what", "rows"])
+
+
+def licences(files: Mapping[str, KnownFile] = KNOWN_FILES) -> pd.DataFrame:
+    """List each licence with the folders of the files under it."""
+    folders: dict[str, list[str]] = {}
+    for info in files.values():
+        folder = info.relpath.rpartition("/")[0]
+        folders.setdefault(info.licence, []).append(f"`{folder}/`")
+    return pd.DataFrame(
+        {
+            "folder": [", ".join(dict.fromkeys(f)) for f in folders.values()],
+            "licence": list(folders),
+        }
+    )
+
+
+def sha256_lines(files: Mapping[str, KnownFile] = KNOWN_FILES) -> str:
+    """The pinned files' sha256 in the format ``sha256sum -c`` reads."""
+    return "\n".join(
+        f"{info.sha256}  {info.relpath}" for info in files.values() if info.sha256
+    )
+
+
+def experiment_data(experiments: Iterable[Experiment] | None = None) -> pd.DataFrame:
+    """List what each experiment computes and the data sets its quick profile reads."""
+    rows = [
+        {
+            "experiment": exp.name,
+            "what it computes": exp.title,
+            "data": data_names(exp.datasets(exp.config("quick"))),
+        }
+        for exp in (list_experiments() if experiments is None else experiments)
+    ]
+    return pd.DataFrame(rows, columns=["experiment", "what it computes", "data"])
