@@ -16,7 +16,11 @@ Modules:
   (rosenblatt2024stratification, Sections 3-4).
 * :mod:`dpnotes.findings.synthesis`: stratified synthetic data (the same paper,
   Section 5): stratified against unstratified, paired over seeds.
-* :mod:`dpnotes.findings.dpsgdf`: DPSGD-F (xu2021removing).
+* :mod:`dpnotes.findings.dpsgdf`: DPSGD-F (xu2021removing), as its text describes it.
+* :mod:`dpnotes.findings.dpsgdf_gaps`: the settings its text leaves out (the
+  reference code's loop, the census encodings, Table 2's gradient norms).
 * :mod:`dpnotes.findings.spending`: DPSAGE, SuperQUAIL and FSQ
   (rosenblatt2022spending).
+* :mod:`dpnotes.findings.foundations`: the foundations chapter's demonstrations (zCDP
+  conversion, noise comparison, a mechanism's empirical audit).
 """
