@@ -979,3 +979,100 @@ def test_accounting_tables_on_a_small_setting(monkeypatch):
         f.accounting({}, settings, names={"mnist": "MNIST"})
     with pytest.raises(ValueError, match="smaller than a batch"):
         f.epsilon_table({"mnist": 100}, settings, names={"mnist": "MNIST"})
+
+
+# ------------------------------------------------------- models that predict one class
+
+
+def _two_group_runs(male: float, female: float, method: str = "dpsgd") -> pd.DataFrame:
+    rows = []
+    for seed, (m, w) in enumerate([(male, female), (male, female)]):
+        for group, value in (("male", m), ("female", w), ("all", (m + w) / 2)):
+            rows.append(("adult", method, seed, "accuracy", group, 20, value))
+    return pd.DataFrame(
+        rows, columns=["dataset", "method", "seed", "metric", "group", "epoch", "value"]
+    )
+
+
+def _counts(seeds=(0, 1)) -> pd.DataFrame:
+    # Per seed: 100 men (70 of class "<=50K"), 50 women (45 of class "<=50K").
+    rows = []
+    for seed in seeds:
+        for group, low, n in (("male", 70, 100), ("female", 45, 50)):
+            rows.append(("adult", seed, group, 0, "<=50K", low))
+            rows.append(("adult", seed, group, 1, ">50K", n - low))
+    return pd.DataFrame(
+        rows, columns=["dataset", "seed", "group", "label", "label_name", "count"]
+    )
+
+
+def test_a_constant_predictor_is_found_to_the_record():
+    constant = f.one_class_runs(_two_group_runs(0.70, 0.90), _counts())
+    assert constant.predicts.tolist() == ["<=50K", "<=50K"]
+    # One record off in the men's group: not one class for everyone, but still for
+    # every woman.
+    near = f.one_class_runs(_two_group_runs(0.71, 0.90), _counts())
+    assert near.predicts.tolist() == ["", ""]
+    assert near.one_class_groups.tolist() == ["female", "female"]
+    # Always ">50K": 30 of 100 men, 5 of 50 women.
+    high = f.one_class_runs(_two_group_runs(0.30, 0.10), _counts())
+    assert set(high.predicts) == {">50K"}
+    both = pd.concat([constant.assign(method="dpsgd"), near.assign(method="dpsgd_f")])
+    table = f.one_class_table(both)
+    assert table["one class for everyone"].tolist() == [
+        "all 2 seeds (<=50K)",
+        "none of the 2 seeds",
+    ]
+    assert table["one class within a group"].tolist() == ["–", "female: all 2 seeds"]
+    assert f.one_class_count(constant, "adult", "dpsgd") == 2
+    assert f.one_class_count(near, "adult", "dpsgd") == 0
+    assert f.one_class_count(None, "adult", "dpsgd") == 0
+
+
+def test_one_class_runs_names_what_is_missing():
+    with pytest.raises(ValueError, match="no test counts for adult, seed 1"):
+        f.one_class_runs(_two_group_runs(0.7, 0.9), _counts(seeds=(0,)))
+    with pytest.raises(ValueError, match="'count'"):
+        f.one_class_runs(_two_group_runs(0.7, 0.9), _counts().drop(columns="count"))
+    with pytest.raises(ValueError, match="census splits"):
+        f.test_label_counts("mnist", [0])
+    with pytest.raises(ValueError, match="at least one seed"):
+        f.test_label_counts("adult", [])
+
+
+def test_a_degenerate_method_makes_its_table1_rows_degenerate(census):
+    constant = pd.DataFrame(
+        {
+            "dataset": "adult",
+            "encoding": "paper",
+            "method": "dpsgd",
+            "seed": range(5),
+            "predicts": "<=50K",
+            "one_class_groups": "male, female",
+        }
+    )
+    rows = f.census_table1(census, "adult", "paper", constant=constant)
+    outcome = {v.quantity: v.outcome for v in rows}
+    assert outcome["DPSGD, Δ, male"] == "degenerate"
+    assert "predicts one class in all 5 seeds" in next(
+        v.reason for v in rows if v.quantity == "DPSGD, Δ, male"
+    )
+    assert outcome["Naive, Δ, male"] != "degenerate"  # not flagged here
+    plain = f.census_table1(census, "adult", "paper")
+    assert all(
+        v.outcome != "degenerate" for v in plain if v.quantity.startswith("DPSGD,")
+    )
+
+
+@pytest.mark.data
+def test_our_adult_dpsgd_and_the_papers_predict_one_class(census):
+    constant = f.census_one_class(census)
+    paper = constant[constant.encoding == "paper"]
+    for method in ("dpsgd", "naive"):
+        assert f.one_class_count(paper, "adult", method, "paper") == 5
+    assert f.one_class_count(paper, "adult", "sgd", "paper") == 0
+    assert f.one_class_count(constant, "dutch", "dpsgd", "paper") == 0
+    theirs = f.paper_one_class(census).set_index(["data set", "method"])
+    assert theirs.loc[("adult", "DPSGD"), "one-class predictor"] == "yes"
+    assert theirs.loc[("adult", "SGD"), "one-class predictor"] == "no"
+    assert (theirs.loc["dutch", "one-class predictor"] == "no").all()
