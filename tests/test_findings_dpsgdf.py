@@ -1076,3 +1076,23 @@ def test_our_adult_dpsgd_and_the_papers_predict_one_class(census):
     assert theirs.loc[("adult", "DPSGD"), "one-class predictor"] == "yes"
     assert theirs.loc[("adult", "SGD"), "one-class predictor"] == "no"
     assert (theirs.loc["dutch", "one-class predictor"] == "no").all()
+
+
+def test_unfinished_text_names_each_partial_profile():
+    from dpnotes.lab.store import StoredResult
+
+    def result(done, cells, partial):
+        meta = {"cells": cells, "cells_done": ["h"] * done}
+        if partial:
+            meta["partial"] = True
+        return StoredResult("e", "paper", pd.DataFrame(), meta, Path("."))
+
+    partial = result(62, 70, True)
+    assert partial.partial
+    texts = f.unfinished_text(
+        {"dpsgdf_main": partial, "dpsgdf_census": result(80, 80, False), "x": None}
+    )
+    assert texts == "dpsgdf_main 62 of 70 cells, x not run"
+    assert f.unfinished_text({"dpsgdf_census": result(80, 80, False)}) == ""
+    with pytest.raises(TypeError, match="not a stored result"):
+        f.unfinished_text({"dpsgdf_main": pd.DataFrame()})

@@ -150,6 +150,7 @@ __all__ = [
     "table3_rows",
     "test_label_counts",
     "training_size",
+    "unfinished_text",
     "wall_table",
     "whole_epochs",
     "with_cost",
@@ -3476,3 +3477,34 @@ def paper_one_class(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def unfinished_text(results: Mapping[str, object]) -> str:
+    """Say which stored paper profiles are unfinished, and how far each got.
+
+    Args:
+        results: Experiment name -> its stored paper result
+            (:class:`~dpnotes.lab.store.StoredResult`, partial ones included), or None
+            where nothing is stored.
+
+    Returns:
+        ``"dpsgdf_main 62 of 70 cells, ..."``, or "" when every one is complete.
+
+    Raises:
+        TypeError: If a value is neither a stored result nor None.
+    """
+    parts = []
+    for name, result in results.items():
+        if result is None:
+            parts.append(f"{name} not run")
+            continue
+        meta = getattr(result, "meta", None)
+        if not isinstance(meta, Mapping) or not hasattr(result, "partial"):
+            raise TypeError(
+                f"unfinished_text: {name!r} is a {type(result).__name__}, not a stored "
+                "result (load it with load_stored(..., allow_partial=True))."
+            )
+        if result.partial:
+            done = len(meta.get("cells_done", []))
+            parts.append(f"{name} {done} of {meta.get('cells')} cells")
+    return ", ".join(parts)
