@@ -1,9 +1,9 @@
 """The chapters' helpers: number formats, seed lists, captions, tables and verdicts.
 
 A number the book states is formatted here, once, so that every chapter writes it the
-same way; the paper-vs-ours tables and the synthesis chapter's win counts are computed
-here and tested, not in chapter code. Figures keep their style in
-:mod:`dpnotes.plotting`.
+same way, and the sentences made from verdict counts are built here. The paper-vs-ours
+tables themselves are :class:`~dpnotes.findings.verdict.Verdict` tables
+(:mod:`dpnotes.findings.verdict`). Figures keep their style in :mod:`dpnotes.plotting`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
 
 import pandas as pd
 
@@ -24,28 +23,21 @@ __all__ = [
     "STRATA_LABEL",
     "STRATA_PROSE",
     "VERDICTS",
-    "Comparison",
-    "PaperCheck",
     "as_sentence",
     "better_at",
-    "comparison_over_seeds",
     "count_of",
     "decimals_for",
     "e_to_the",
     "fmt",
-    "judge",
     "markdown_table",
     "match_groups_by_size",
     "mean_sd",
-    "paper_check_table",
     "plural",
     "seeds_caption",
     "seeds_text",
     "spread_text",
-    "verdict_columns",
     "verdict_counts",
     "verdict_counts_text",
-    "verdict_table",
 ]
 
 # ----------------------------------------------------------------------------- labels
@@ -362,250 +354,6 @@ VERDICTS: tuple[str, ...] = (
 )
 
 
-def judge(
-    paper: float | None,
-    ours: float | None,
-    *,
-    tolerance: float | None = None,
-    verdict: str | None = None,
-) -> str:
-    """Decide whether our number reproduces the paper's.
-
-    With a ``tolerance``, the verdict is "reproduces" when ``|ours - paper|`` is at most
-    the tolerance (inclusive, up to floating-point rounding), else "differs"; a missing
-    number on either side is "not comparable". An explicit ``verdict`` is returned as
-    is, for comparisons a number cannot settle (a different setup, a claim read off a
-    plot).
-
-    Args:
-        paper: The paper's number, or None / NaN if it gives none.
-        ours: Our number (a mean over seeds), or None / NaN.
-        tolerance: The largest absolute difference that still reproduces.
-        verdict: One of :data:`VERDICTS`, instead of a tolerance.
-
-    Returns:
-        One of :data:`VERDICTS`.
-
-    Raises:
-        ValueError: If both or neither of ``tolerance`` and ``verdict`` are given, the
-            verdict is unknown, or the tolerance is negative or not finite.
-        TypeError: If a number is not a real number.
-
-    Examples:
-        >>> judge(0.80, 0.78, tolerance=0.02), judge(0.80, 0.77, tolerance=0.02)
-        ('reproduces', 'differs')
-    """
-    if (tolerance is None) == (verdict is None):
-        raise ValueError(
-            "give either a tolerance (the verdict is then computed) or an explicit "
-            "verdict, not both and not neither."
-        )
-    if verdict is not None:
-        if verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}.")
-        return verdict
-    tol = _real(tolerance, "tolerance")
-    if not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"tolerance must be finite and >= 0, got {tol}.")
-    if _missing(paper) or _missing(ours):
-        return "not comparable"
-    diff = abs(_real(ours, "ours") - _real(paper, "paper"))
-    within = diff <= tol or math.isclose(diff, tol, rel_tol=1e-9, abs_tol=1e-12)
-    return "reproduces" if within else "differs"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One row of a paper-vs-ours table.
-
-    Attributes:
-        quantity: What is compared, with the paper's table and row ("Table 1, Adult,
-            DPSGD accuracy").
-        paper: The paper's number, or None where it gives none.
-        mean: Our mean over seeds, or None where we have none.
-        sd: Our standard deviation over seeds (None or NaN for one seed).
-        n_seeds: How many seeds ``mean`` averages; 1 also for a deterministic number.
-        tolerance: Largest absolute difference that reproduces; or give ``verdict``.
-        verdict: An explicit verdict (one of :data:`VERDICTS`) instead of a tolerance.
-        note: Why, for a row that differs or is not comparable; required when such a
-            verdict is given explicitly.
-        decimals: Decimals of our mean, sd and the difference (the paper's number is
-            shown as given).
-    """
-
-    quantity: str
-    paper: float | None
-    mean: float | None
-    sd: float | None = None
-    n_seeds: int = 1
-    tolerance: float | None = None
-    verdict: str | None = None
-    note: str = ""
-    decimals: int = 3
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.quantity, str) or not self.quantity.strip():
-            raise TypeError(
-                "quantity must be a non-empty string naming what is compared."
-            )
-        for name in ("paper", "mean", "sd"):
-            value = getattr(self, name)
-            if not _missing(value):
-                _real(value, name)
-        n = self.n_seeds
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_seeds must be an integer of at least 1, got {n!r}.")
-        if not _missing(self.sd):
-            if n == 1:
-                raise ValueError(
-                    "a single seed has no standard deviation: pass sd=None, or give "
-                    "n_seeds, the number of seeds the sd is taken over."
-                )
-            if self.sd < 0:
-                raise ValueError(f"sd must be >= 0, got {self.sd}.")
-        if not isinstance(self.note, str):
-            raise TypeError(f"note must be a string, got {type(self.note).__name__}.")
-        if self.verdict in VERDICTS[1:] and not self.note.strip():
-            raise ValueError(
-                f"an explicit verdict {self.verdict!r} needs a note that says why "
-                f"({self.quantity!r})."
-            )
-        if isinstance(self.decimals, bool) or not isinstance(self.decimals, int):
-            raise TypeError("decimals must be an integer.")
-        if self.decimals < 0:
-            raise ValueError(f"decimals must be >= 0, got {self.decimals}.")
-        self.outcome  # noqa: B018  (checks tolerance and verdict now, not at rendering)
-
-    @property
-    def outcome(self) -> str:
-        """The verdict: the explicit one, or the one the tolerance gives."""
-        return judge(
-            self.paper, self.mean, tolerance=self.tolerance, verdict=self.verdict
-        )
-
-    def row(self) -> dict[str, object]:
-        """Return the row as the table shows it (all cells text, but ``seeds``)."""
-        d = self.decimals
-        comparable = not (_missing(self.paper) or _missing(self.mean))
-        note = self.note
-        if not note and self.outcome == "not comparable":
-            note = "no number on one side"
-        return {
-            "quantity": self.quantity,
-            "paper": "–" if _missing(self.paper) else f"{float(self.paper):,.15g}",
-            "ours (mean ± sd)": "–"
-            if _missing(self.mean)
-            else mean_sd(self.mean, self.sd, decimals=d),
-            "seeds": self.n_seeds,
-            "difference": f"{float(self.mean) - float(self.paper):+.{d}f}"
-            if comparable
-            else "–",
-            "verdict": self.outcome,
-            "note": note,
-        }
-
-
-def _as_comparison(row: Comparison | Mapping[str, object]) -> Comparison:
-    if isinstance(row, Comparison):
-        return row
-    if not isinstance(row, Mapping):
-        raise TypeError(
-            f"each row must be a Comparison or a mapping of its fields, "
-            f"got {type(row).__name__}."
-        )
-    known = {f.name for f in fields(Comparison)}
-    unknown = sorted(set(row) - known)
-    if unknown:
-        raise ValueError(f"unknown fields {unknown}; a row takes {sorted(known)}.")
-    missing = sorted({"quantity", "paper", "mean"} - set(row))
-    if missing:
-        raise ValueError(f"row {dict(row)!r} lacks {missing}; give None for no number.")
-    return Comparison(**row)  # type: ignore[arg-type]
-
-
-def verdict_table(rows: Iterable[Comparison | Mapping[str, object]]) -> pd.DataFrame:
-    """Tabulate the paper's numbers beside ours, with the difference and a verdict.
-
-    Args:
-        rows: :class:`Comparison` objects, or mappings with its fields.
-
-    Returns:
-        A DataFrame with the columns quantity, paper, ours (mean ± sd), seeds,
-        difference (ours minus paper), verdict and note, one row per comparison; render
-        it with :func:`markdown_table`. The note column is left out when no row has a
-        note, so that a rendered table carries no empty column.
-
-    Raises:
-        TypeError: If a row is neither a Comparison nor a mapping, or has a wrong type.
-        ValueError: If there are no rows, or a row is invalid (see :class:`Comparison`).
-
-    Examples:
-        >>> t = verdict_table([{"quantity": "ε, MNIST", "paper": 6.55, "mean": 6.5512,
-        ...                     "tolerance": 0.01}])
-        >>> t.loc[0, ["paper", "ours (mean ± sd)", "difference", "verdict"]].tolist()
-        ['6.55', '6.551', '+0.001', 'reproduces']
-        >>> "note" in t.columns
-        False
-    """
-    if isinstance(rows, Mapping | Comparison):
-        rows = [rows]
-    table = [_as_comparison(r).row() for r in rows]
-    if not table:
-        raise ValueError("no rows: give at least one comparison.")
-    frame = pd.DataFrame(table)
-    if not frame["note"].str.strip().astype(bool).any():
-        frame = frame.drop(columns="note")
-    return frame
-
-
-def verdict_columns(
-    columns: Mapping[str, Iterable[Comparison | Mapping[str, object]]],
-) -> pd.DataFrame:
-    """One table of the paper's numbers beside several of ours: a column pair per run.
-
-    Each entry of ``columns`` is one way of computing our side (a training loop, an
-    encoding) as a list of comparisons of the same quantities in the same order; the
-    table has the quantity and the paper's number once, then ours and its verdict for
-    each.
-
-    Args:
-        columns: ``{column name: comparisons}``, every list over the same quantities.
-
-    Returns:
-        A DataFrame with the columns quantity, paper, then ``<name>`` and
-        ``<name>: verdict`` for each name; render it with :func:`markdown_table`.
-
-    Raises:
-        ValueError: If there are no columns, or the lists differ in their quantities or
-            the paper's numbers.
-
-    Examples:
-        >>> row = {"quantity": "Δ, total", "paper": -0.10, "tolerance": 0.02}
-        >>> a, b = [{**row, "mean": -0.09}], [{**row, "mean": -0.04}]
-        >>> verdict_columns({"ours": a, "full": b}).iloc[0].tolist()
-        ['Δ, total', '-0.1', '-0.090', 'reproduces', '-0.040', 'differs']
-    """
-    tables = {n: [_as_comparison(r).row() for r in rows] for n, rows in columns.items()}
-    if not tables:
-        raise ValueError("no columns: give at least one list of comparisons.")
-    first_name, first = next(iter(tables.items()))
-    out = [{"quantity": r["quantity"], "paper": r["paper"]} for r in first]
-    for name, rows in tables.items():
-        keys = [(r["quantity"], r["paper"]) for r in rows]
-        if keys != [(r["quantity"], r["paper"]) for r in first]:
-            raise ValueError(
-                f"column {name!r} compares other quantities than {first_name!r}: give "
-                "every column the same quantities, in the same order."
-            )
-        for row, r in zip(out, rows, strict=True):
-            row[name] = r["ours (mean ± sd)"]
-            row[f"{name}: verdict"] = r["verdict"]
-    return pd.DataFrame(out)
-
-
-# ---------------------------------------------------------- one method against another
-
-
 def better_at(
     rows: pd.DataFrame,
     *,
@@ -682,69 +430,6 @@ def better_at(
 # --------------------------------------------------------- the paper against our seeds
 
 
-def comparison_over_seeds(
-    quantity: str,
-    paper: float | None,
-    values: Iterable[float],
-    *,
-    tolerance: float | None = None,
-    verdict: str | None = None,
-    note: str = "",
-    decimals: int = 3,
-) -> Comparison:
-    """Build a :class:`Comparison` from our per-seed values: their mean, sd and count.
-
-    The standard deviation is the sample one (``ddof=1``, as pandas' ``std``); a single
-    seed has none. Missing values (NaN) are dropped first; with none left, our side is
-    missing and the row is "not comparable" under a tolerance.
-
-    Args:
-        quantity: What is compared, with the paper's table and row.
-        paper: The paper's number, or None where it gives none.
-        values: Our value of each seed (a list, an array, a column).
-        tolerance: Largest absolute difference of the mean that still reproduces.
-        verdict: An explicit verdict instead of a tolerance (see :func:`judge`).
-        note: Why, for a row that differs or is not comparable.
-        decimals: Decimals of our mean, sd and the difference.
-
-    Returns:
-        The comparison, a row for :func:`verdict_table`.
-
-    Raises:
-        TypeError: If a value is not a real number.
-        ValueError: As :class:`Comparison` does (tolerance and verdict, note).
-
-    Examples:
-        >>> c = comparison_over_seeds("Δ, class 8", -0.68, [-0.88, -0.90, -0.89],
-        ...                           tolerance=0.02)
-        >>> c.row()["ours (mean ± sd)"], c.n_seeds, c.outcome
-        ('-0.890 ± 0.010', 3, 'differs')
-    """
-    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
-        raise TypeError(
-            f"values must be an iterable of numbers (one per seed), "
-            f"got {type(values).__name__}."
-        )
-    found = [_real(v, "each value") for v in values]
-    found = [v for v in found if not math.isnan(v)]
-    n = len(found)
-    mean = math.fsum(found) / n if n else None
-    sd = None
-    if n > 1:
-        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in found) / (n - 1))
-    return Comparison(
-        quantity=quantity,
-        paper=paper,
-        mean=mean,
-        sd=sd,
-        n_seeds=max(n, 1),
-        tolerance=tolerance,
-        verdict=verdict,
-        note=note,
-        decimals=decimals,
-    )
-
-
 def match_groups_by_size(
     ours: Mapping[str, int], paper: Mapping[str, int]
 ) -> dict[str, str]:
@@ -786,167 +471,13 @@ def match_groups_by_size(
 # ------------------------------------------- the paper, the authors' files and ours
 
 
-def _cell(value: object, decimals: int | None) -> str:
-    """A number or a text as a table cell: numbers as given, or to ``decimals``."""
-    if _missing(value):
-        return "–"
-    if isinstance(value, str):
-        return value
-    x = _real(value, "value")
-    return f"{x:,.15g}" if decimals is None else f"{x:,.{decimals}f}"
-
-
-@dataclass(frozen=True)
-class PaperCheck:
-    """One row of a paper / authors' files / ours table, for numbers and claims alike.
-
-    Where both the paper and we give a number, a ``tolerance`` decides the verdict as
-    in :func:`judge`; a claim without a number (a direction, a comparison) takes an
-    explicit ``verdict`` and a ``note`` saying why.
-
-    Attributes:
-        item: What is compared, with the paper's table, figure or section.
-        paper: The paper's number, or its claim as text.
-        ours: Our number (a mean over seeds where ``n_seeds > 1``), our result as text
-            (``"2 of 54"``), or None where we have none.
-        authors: The number the authors' released files give (as text, with the file
-            named in ``note`` or the chapter), or None.
-        sd: Our standard deviation over seeds, for a numeric ``ours``.
-        n_seeds: How many seeds ``ours`` averages.
-        tolerance: Largest absolute difference that reproduces (numbers only).
-        verdict: An explicit verdict (one of :data:`VERDICTS`) instead of a tolerance.
-        note: Why; required for an explicit "differs" or "not comparable".
-        decimals: Decimals of a numeric ``ours``.
-    """
-
-    item: str
-    paper: str | float | None
-    ours: str | float | None
-    authors: str | float | None = None
-    sd: float | None = None
-    n_seeds: int = 1
-    tolerance: float | None = None
-    verdict: str | None = None
-    note: str = ""
-    decimals: int = 3
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.item, str) or not self.item.strip():
-            raise TypeError("item must be a non-empty string naming what is compared.")
-        for name in ("paper", "ours", "authors"):
-            value = getattr(self, name)
-            if not (value is None or isinstance(value, str)):
-                _real(value, name)
-        if not isinstance(self.note, str):
-            raise TypeError(f"note must be a string, got {type(self.note).__name__}.")
-        if self.tolerance is not None and (
-            isinstance(self.paper, str) or isinstance(self.ours, str)
-        ):
-            raise ValueError(
-                f"{self.item!r}: a tolerance compares two numbers; for a claim given "
-                "as text pass verdict=... and a note instead."
-            )
-        if self.verdict in VERDICTS[1:] and not self.note.strip():
-            raise ValueError(
-                f"an explicit verdict {self.verdict!r} needs a note that says why "
-                f"({self.item!r})."
-            )
-        if self.sd is not None:
-            # The same rules for seeds and spread as a Comparison row.
-            Comparison(
-                "sd", None, None, sd=self.sd, n_seeds=self.n_seeds, verdict="reproduces"
-            )
-        if isinstance(self.decimals, bool) or not isinstance(self.decimals, int):
-            raise TypeError("decimals must be an integer.")
-        self.outcome  # noqa: B018  (checks tolerance and verdict now)
-
-    @property
-    def outcome(self) -> str:
-        """The verdict: the explicit one, or the one the tolerance gives."""
-        paper = None if isinstance(self.paper, str) else self.paper
-        ours = None if isinstance(self.ours, str) else self.ours
-        return judge(paper, ours, tolerance=self.tolerance, verdict=self.verdict)
-
-    def row(self) -> dict[str, str]:
-        """Return the row as the table shows it."""
-        if isinstance(self.ours, str) or _missing(self.ours):
-            ours = _cell(self.ours, None)
-        else:
-            ours = mean_sd(float(self.ours), self.sd, decimals=self.decimals)
-            if self.n_seeds > 1:
-                ours += f" ({self.n_seeds} seeds)"
-        note = self.note or (
-            "no number on one side" if self.outcome == "not comparable" else ""
-        )
-        return {
-            "item": self.item,
-            "paper": _cell(self.paper, None),
-            "authors' files": _cell(self.authors, None),
-            "ours": ours,
-            "verdict": self.outcome,
-            "why": note,
-        }
-
-
-def paper_check_table(
-    rows: Iterable[PaperCheck | Mapping[str, object]],
-) -> pd.DataFrame:
-    """Tabulate the paper's numbers and claims, the authors' files' numbers and ours.
-
-    Args:
-        rows: :class:`PaperCheck` objects, or mappings with its fields.
-
-    Returns:
-        A DataFrame with the columns item, paper, authors' files, ours, verdict and
-        why, one row per check (render it with :func:`markdown_table`). The authors'
-        column is left out when no row has a number there.
-
-    Raises:
-        TypeError: If a row is neither a PaperCheck nor a mapping, or has a wrong type.
-        ValueError: If there are no rows, or a row is invalid (see :class:`PaperCheck`).
-
-    Examples:
-        >>> t = paper_check_table([
-        ...     PaperCheck("Fig. 3: error, n >= 10,000", 0.01, 0.0062, tolerance=0.01),
-        ...     PaperCheck("Fig. 5: all synthesizers gain", "stratifying lowers it",
-        ...                "2 of 54", authors="26 of 54", verdict="differs",
-        ...                note="loses most comparisons")])
-        >>> t.verdict.tolist(), t["authors' files"].tolist()
-        (['reproduces', 'differs'], ['–', '26 of 54'])
-    """
-    if isinstance(rows, Mapping | PaperCheck):
-        rows = [rows]
-    table = []
-    for row in rows:
-        if isinstance(row, Mapping):
-            known = {f.name for f in fields(PaperCheck)}
-            unknown = sorted(set(row) - known)
-            if unknown:
-                raise ValueError(
-                    f"unknown fields {unknown}; a row takes {sorted(known)}."
-                )
-            row = PaperCheck(**row)  # type: ignore[arg-type]
-        elif not isinstance(row, PaperCheck):
-            raise TypeError(
-                f"each row must be a PaperCheck or a mapping of its fields, "
-                f"got {type(row).__name__}."
-            )
-        table.append(row.row())
-    if not table:
-        raise ValueError("no rows: give at least one check.")
-    frame = pd.DataFrame(table)
-    if (frame["authors' files"] == "–").all():
-        frame = frame.drop(columns="authors' files")
-    return frame
-
-
 def verdict_counts(verdicts: Iterable[object] | pd.DataFrame) -> dict[str, int]:
     """Count verdicts by class, every class of :data:`VERDICTS` included (zeros too).
 
     Args:
-        verdicts: A table with a ``verdict`` column (:func:`paper_check_table`,
-            :func:`verdict_table`, ``verdict_frame``), verdict names, or objects with
-            an ``outcome`` (a :class:`PaperCheck`, a findings ``Verdict``).
+        verdicts: A table with a ``verdict`` column
+            (:func:`dpnotes.findings.verdict.verdict_frame`), verdict names, or
+            objects with an ``outcome`` (a findings ``Verdict``).
 
     Raises:
         ValueError: For an unknown verdict or a table without a verdict column.

@@ -115,7 +115,8 @@ def install_cell(repository: str) -> str:
     return f'''# In Colab: install dpnotes with its stored results (elsewhere: nothing).
 import os, subprocess, sys  # noqa: E401
 
-CLONE = "git clone -q --depth 1 {repository} /content/dpnotes"  # _config.yml
+REPOSITORY = "{repository}"  # _config.yml: repository.url
+CLONE = f"git clone -q --depth 1 {{REPOSITORY}} /content/dpnotes"
 INSTALL = f"{{sys.executable}} -m pip install -q /content/dpnotes"
 if "google.colab" in sys.modules:
     if not os.path.isdir("/content/dpnotes"):

@@ -178,7 +178,8 @@ def test_raw_myst_detector():
 def test_install_cell_is_plain_python_that_names_the_repository():
     cell = colab.install_cell("https://github.com/o/r")
     compile(cell, "cell", "exec")
-    assert "git clone -q --depth 1 https://github.com/o/r /content/dpnotes" in cell
+    assert 'REPOSITORY = "https://github.com/o/r"' in cell
+    assert all(len(line) <= 88 for line in cell.splitlines())
     assert "google.colab" in cell
     # Outside Colab it does nothing: no clone, no install, no setting.
     before = dict(os.environ)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -129,157 +127,6 @@ def test_markdown_table_escapes_and_formats():
 # ----------------------------------------------------------------------------- verdicts
 
 
-def test_judge_at_the_tolerance_boundary():
-    assert report.judge(0.80, 0.78, tolerance=0.02) == "reproduces"  # exactly at it
-    assert report.judge(0.80, 0.82, tolerance=0.02) == "reproduces"
-    assert report.judge(0.9, 1.1, tolerance=0.2) == "reproduces"  # 0.2000000000000001
-    assert report.judge(0.80, 0.7799, tolerance=0.02) == "differs"
-    assert report.judge(0.80, 0.8201, tolerance=0.02) == "differs"
-    assert report.judge(1.0, 1.0, tolerance=0.0) == "reproduces"
-    assert report.judge(None, 1.0, tolerance=0.1) == "not comparable"
-    assert report.judge(1.0, float("nan"), tolerance=0.1) == "not comparable"
-    assert report.judge(1.0, 5.0, verdict="reproduces") == "reproduces"
-
-
-def test_judge_refuses_bad_input():
-    with pytest.raises(ValueError, match="not both"):
-        report.judge(1.0, 1.0, tolerance=0.1, verdict="differs")
-    with pytest.raises(ValueError, match="not neither"):
-        report.judge(1.0, 1.0)
-    with pytest.raises(ValueError, match="one of"):
-        report.judge(1.0, 1.0, verdict="close")
-    with pytest.raises(ValueError, match=">= 0"):
-        report.judge(1.0, 1.0, tolerance=-0.1)
-    with pytest.raises(TypeError, match="tolerance"):
-        report.judge(1.0, 1.0, tolerance="0.1")
-
-
-def test_verdict_table_renders_the_columns():
-    table = report.verdict_table(
-        [
-            report.Comparison("ε, MNIST", 6.55, 6.5512, tolerance=0.01),
-            {
-                "quantity": "accuracy, Adult",
-                "paper": 0.8,
-                "mean": 0.7642,
-                "sd": 0.0031,
-                "n_seeds": 3,
-                "tolerance": 0.02,
-            },
-            {
-                "quantity": "Figure 5",
-                "paper": None,
-                "mean": 0.31,
-                "verdict": "not comparable",
-                "note": "the paper shows a plot only",
-            },
-            {"quantity": "gap", "paper": 0.1, "mean": None, "tolerance": 0.05},
-        ]
-    )
-    assert list(table.columns) == [
-        "quantity",
-        "paper",
-        "ours (mean ± sd)",
-        "seeds",
-        "difference",
-        "verdict",
-        "note",
-    ]
-    assert table.iloc[0].tolist() == [
-        "ε, MNIST",
-        "6.55",
-        "6.551",
-        1,
-        "+0.001",
-        "reproduces",
-        "",
-    ]
-    assert table.iloc[1].tolist() == [
-        "accuracy, Adult",
-        "0.8",
-        "0.764 ± 0.003",
-        3,
-        "-0.036",
-        "differs",
-        "",
-    ]
-    assert table.iloc[2][["paper", "difference", "verdict"]].tolist() == [
-        "–",
-        "–",
-        "not comparable",
-    ]
-    assert table.iloc[3][["ours (mean ± sd)", "verdict", "note"]].tolist() == [
-        "–",
-        "not comparable",
-        "no number on one side",
-    ]
-    md = report.markdown_table(table)
-    assert "| accuracy, Adult | 0.8 | 0.764 ±\u00a00.003 | 3 | -0.036 | differs |" in md
-
-
-def test_verdict_table_leaves_out_an_empty_note_column():
-    rows = [
-        report.Comparison("ε, MNIST", 6.55, 6.5512, tolerance=0.01),
-        report.Comparison("ε, Adult", 3.1, 3.12, tolerance=0.05, note=" "),
-    ]
-    table = report.verdict_table(rows)
-    assert "note" not in table.columns
-    assert table.columns[-1] == "verdict"
-    assert "note" not in report.markdown_table(table).splitlines()[0]
-    # One note is enough to keep the column, with the empty cells of the other rows.
-    rows.append(report.Comparison("ε, Dutch", 2.66, 3.0, tolerance=0.05, note="why"))
-    table = report.verdict_table(rows)
-    assert table["note"].tolist() == ["", " ", "why"]
-
-
-@pytest.mark.parametrize(
-    ("row", "error", "match"),
-    [
-        (
-            {"quantity": "", "paper": 1, "mean": 1, "tolerance": 0.1},
-            TypeError,
-            "quantity",
-        ),
-        ({"quantity": "q", "paper": 1, "mean": 1}, ValueError, "tolerance"),
-        (
-            {"quantity": "q", "paper": 1, "mean": 1, "verdict": "differs"},
-            ValueError,
-            "why",
-        ),
-        (
-            {"quantity": "q", "paper": 1, "mean": 1, "sd": 0.1, "tolerance": 0.1},
-            ValueError,
-            "single seed",
-        ),
-        (
-            {"quantity": "q", "paper": 1, "mean": 1, "n_seeds": 0, "tolerance": 0.1},
-            ValueError,
-            "n_seeds",
-        ),
-        (
-            {"quantity": "q", "paper": "1", "mean": 1, "tolerance": 0.1},
-            TypeError,
-            "paper",
-        ),
-        ({"quantity": "q", "paper": 1, "tolerance": 0.1}, ValueError, "lacks"),
-        ({"quantity": "q", "paper": 1, "mean": 1, "tol": 0.1}, ValueError, "unknown"),
-    ],
-)
-def test_verdict_table_refuses_bad_rows(row, error, match):
-    with pytest.raises(error, match=match):
-        report.verdict_table([row])
-
-
-def test_verdict_table_needs_rows():
-    with pytest.raises(ValueError, match="at least one"):
-        report.verdict_table([])
-    with pytest.raises(TypeError, match="Comparison or a mapping"):
-        report.verdict_table([("q", 1.0, 1.0)])
-
-
-# --------------------------------------------------------------------------- better_at
-
-
 def test_better_at_lists_settings_per_group_and_averages_repeats():
     rows = pd.DataFrame(
         {
@@ -315,44 +162,6 @@ def test_better_at_skips_settings_one_method_lacks_and_refuses_bad_input():
         report.better_at(rows, x="k", value="err", method="m", baseline="b", by="v")
 
 
-def test_comparison_over_seeds_takes_mean_and_sample_sd():
-    values = np.array([-0.88, -0.90, -0.89])
-    c = report.comparison_over_seeds("Δ, class 8", -0.6807, values, tolerance=0.02)
-    assert c.n_seeds == 3
-    assert c.mean == pytest.approx(values.mean())
-    assert c.sd == pytest.approx(pd.Series(values).std())  # ddof=1, as pandas
-    assert c.outcome == "differs"
-    row = report.verdict_table([c]).iloc[0]
-    assert row["ours (mean ± sd)"] == "-0.890 ± 0.010"
-    assert row["difference"] == "-0.209"
-    # Within the tolerance, inclusive.
-    near = report.comparison_over_seeds("x", 0.5, [0.51, 0.53], tolerance=0.02)
-    assert near.outcome == "reproduces"
-
-
-def test_comparison_over_seeds_one_seed_nan_and_bad_input():
-    one = report.comparison_over_seeds("x", 1.0, [0.9], tolerance=0.2)
-    assert (one.n_seeds, one.sd, one.outcome) == (1, None, "reproduces")
-    assert "±" not in one.row()["ours (mean ± sd)"]
-    # NaN seeds are dropped; with none left our side is missing.
-    dropped = report.comparison_over_seeds("x", 1.0, [0.9, math.nan], tolerance=0.2)
-    assert (dropped.n_seeds, dropped.sd) == (1, None)
-    empty = report.comparison_over_seeds("x", 1.0, [math.nan], tolerance=0.2)
-    assert (empty.mean, empty.outcome) == (None, "not comparable")
-    explicit = report.comparison_over_seeds(
-        "x", None, [0.1, 0.2], verdict="differs", note="the paper gives a claim"
-    )
-    assert explicit.outcome == "differs"
-    with pytest.raises(ValueError, match="needs a note"):
-        report.comparison_over_seeds("x", None, [0.1], verdict="differs")
-    with pytest.raises(TypeError, match="values must be an iterable"):
-        report.comparison_over_seeds("x", 1.0, 0.5, tolerance=0.1)
-    with pytest.raises(TypeError, match="each value"):
-        report.comparison_over_seeds("x", 1.0, ["0.5"], tolerance=0.1)
-    with pytest.raises(ValueError, match="either a tolerance"):
-        report.comparison_over_seeds("x", 1.0, [0.5])
-
-
 def test_match_groups_by_size_swaps_and_refuses_ambiguity():
     matched = report.match_groups_by_size(
         {"male": 30273, "female": 30147}, {"M": 30147, "F": 30273}
@@ -362,34 +171,6 @@ def test_match_groups_by_size_swaps_and_refuses_ambiguity():
         report.match_groups_by_size({"a": 1, "b": 2}, {"M": 3})
     with pytest.raises(ValueError, match="2 of our groups"):
         report.match_groups_by_size({"a": 5, "b": 5}, {"M": 5})
-
-
-def test_verdict_columns_pairs_each_run_and_refuses_mismatched_lists():
-    a = [
-        report.comparison_over_seeds(
-            "Δ, total", -0.10, [-0.09, -0.095], tolerance=0.02
-        ),
-        report.comparison_over_seeds("Δ, male", -0.15, [], tolerance=0.02),
-    ]
-    b = [
-        report.comparison_over_seeds("Δ, total", -0.10, [-0.04], tolerance=0.02),
-        report.comparison_over_seeds("Δ, male", -0.15, [-0.15], tolerance=0.02),
-    ]
-    t = report.verdict_columns({"paper encoding": a, "full encoding": b})
-    assert list(t.columns) == [
-        "quantity",
-        "paper",
-        "paper encoding",
-        "paper encoding: verdict",
-        "full encoding",
-        "full encoding: verdict",
-    ]
-    assert t["paper encoding: verdict"].tolist() == ["reproduces", "not comparable"]
-    assert t["full encoding: verdict"].tolist() == ["differs", "reproduces"]
-    with pytest.raises(ValueError, match="other quantities"):
-        report.verdict_columns({"a": a, "b": b[:1]})
-    with pytest.raises(ValueError, match="no columns"):
-        report.verdict_columns({})
 
 
 def test_e_to_the_writes_superscripts_and_refuses_non_integers():
