@@ -20,6 +20,7 @@ from stored_tables import stored_table
 
 from dpnotes import paper_numbers as pn
 from dpnotes.findings import stratification as f
+from dpnotes.findings.verdict import compact_frame
 
 RESULTS = Path(__file__).resolve().parents[1] / "book" / "_results"
 
@@ -247,7 +248,7 @@ def test_theory_checks_on_the_stored_results(race):
         "0.33",
     ]
     assert all(v.ours is None for v in table[2:])
-    frame = f.checks_frame(table)
+    frame = compact_frame(table, seeds_label="runs")
     assert "runs" not in frame.columns and "authors' files" not in frame.columns
     assert frame["verdict"].tolist()[2:] == ["differs"] * 6
     # another simplex setting than the paper's is a difference
@@ -429,7 +430,7 @@ def test_synthetic_claims_on_the_stored_results(synth):
     assert worst.n_seeds == 50 and worst.ours.high < 0.01
     assert worst.ours.interval_text(4) == "[0.0042, 0.0081]"
     assert worst.reason == "our interval is below it (PubStratCoinpress)"
-    frame = f.checks_frame(table)
+    frame = compact_frame(table, seeds_label="runs")
     assert frame["runs"].tolist() == ["–", "50", "–", "–", "–", "–", "–"]
     assert frame.loc[1, "ours: mean ± sd [95% interval]"].startswith("0.0061")
 
@@ -498,7 +499,7 @@ def test_census_checks_on_the_stored_results(census):
         "stratified below at 0 of 33 (method, k) (0 beyond doubt)"
     )
     assert table[4].ours_text == "the same, fixed age buckets: k up to 180"
-    frame = f.checks_frame(table)
+    frame = compact_frame(table, seeds_label="runs")
     assert "runs" not in frame.columns  # no row is a mean over runs
     assert "nan" not in frame.to_string()
     # without the finest grouping the attributes' levels are not the paper's
@@ -735,13 +736,13 @@ def test_checks_frame_names_runs_and_drops_an_empty_column():
 
     text = Verdict("a", None, None, "reproduces", "", claim="c", ours_text="3 of 4")
     number = f.at_most("b", 0.01, f.mc_mean(0.006, se=0.001, runs=50))
-    frame = f.checks_frame([text, number])
+    frame = compact_frame([text, number], seeds_label="runs")
     assert frame["runs"].tolist() == ["–", "50"]
     assert list(frame.columns).index("runs") == list(frame.columns).index("verdict") - 1
-    assert "runs" not in f.checks_frame([text]).columns
+    assert "runs" not in compact_frame([text], seeds_label="runs").columns
     assert "seeds" not in frame.columns
     with pytest.raises(ValueError):
-        f.checks_frame([])
+        compact_frame([], seeds_label="runs")
 
 
 def test_glue_texts_refuses_empty_and_nan_texts():

@@ -13,6 +13,7 @@ from scipy import stats
 from stored_tables import stored_table
 
 from dpnotes.findings import synthesis
+from dpnotes.findings.verdict import compact_frame
 from dpnotes.report import VERDICTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -735,7 +736,7 @@ def test_stored_authors_convention(stored):
     )
     from dpnotes.report import verdict_counts_text
 
-    table = synthesis.checks_frame(checks)
+    table = compact_frame(checks)
     assert verdict_counts_text(table) == (
         "of 17 comparisons, 3 reproduce, 9 differ, 1 is inconclusive and 4 are not "
         "comparable"
@@ -765,7 +766,7 @@ def test_stored_authors_convention(stored):
     # The real-data accuracy: one fit, its binomial interval over the test records.
     real = table.quantity.str.startswith("Figure 4: accuracy trained").idxmax()
     assert table.quantity[real].endswith("(n\u00a0=\u00a04,000)")
-    assert table.loc[real, "seeds"] == 1
+    assert table.loc[real, "seeds"] == "1"
     assert "[0.729,\u00a00.757]" in table.loc[real, "ours: mean ± sd [95% interval]"]
     gap = by_q.loc["Figure 4: accuracy gap, ε ≥ 1"]
     assert gap["verdict"] == "reproduces"
@@ -1040,7 +1041,7 @@ def test_table2_checks_shift_by_the_lowest_value():
         assert attr in check.quantity and check.paper == mean
         assert check.ours_text == f"{0.5 + lo:.3f}"
         assert check.outcome == "not comparable" and check.reason
-    table = synthesis.checks_frame(checks)
+    table = compact_frame(checks)
     # A data statistic has no seeds: the table leaves the column out.
     assert table.columns.tolist() == ["quantity", "paper", "ours", "verdict", "why"]
     assert table.paper.tolist()[:2] == ["1.687", "2.834"]
@@ -1204,7 +1205,7 @@ def test_checks_frame_folds_the_test_count_and_drops_empty_seeds():
         authors="4 of 6",
         extra={"seeds": "5"},
     )
-    table = synthesis.checks_frame([with_run, claim])
+    table = compact_frame([with_run, claim])
     assert table.columns.tolist() == [
         "quantity",
         "paper",
@@ -1215,14 +1216,14 @@ def test_checks_frame_folds_the_test_count_and_drops_empty_seeds():
         "why",
     ]
     assert table.quantity.tolist() == ["accuracy (n\u00a0=\u00a0500)", "a claim"]
-    assert table.seeds.tolist() == [2, "5"]  # a tally's seeds come from extra
+    assert table.seeds.tolist() == ["2", "5"]  # a tally's seeds come from extra
     assert table.iloc[1, 3] == "1 of 6 (0 better beyond doubt)"
     # Data statistics only: no seeds, no test count.
     stat = Verdict("mean", 1.5, None, "not comparable", "another file", ours_text="2")
-    stat_table = synthesis.checks_frame([stat])
+    stat_table = compact_frame([stat])
     assert "seeds" not in stat_table.columns and stat_table.ours.tolist() == ["2"]
     with pytest.raises(ValueError, match="no verdicts"):
-        synthesis.checks_frame([])
+        compact_frame([])
 
 
 def test_claim_rows_follow_claim_verdict():

@@ -9,7 +9,7 @@ chapters call these functions, glue their values (``*_texts``), place the figure
 drawn here (``*_figure``) and explain.
 
 Each paper-beside-ours table is a list of
-:class:`~dpnotes.findings.verdict.Verdict` rendered by :func:`checks_frame`. Where the
+:class:`~dpnotes.findings.verdict.Verdict` rendered by :func:`.compact_frame`. Where the
 tables store only a mean over runs and its standard error, ours is a
 :class:`MonteCarloMean` (:func:`mc_mean`): mean ± sd over the runs with the 95%
 interval of the mean.
@@ -46,7 +46,6 @@ from dpnotes.findings.verdict import (
     compare_value,
     estimate,
     tally,
-    verdict_frame,
 )
 from dpnotes.mean.compare import METHODS
 from dpnotes.worst_case_gain import WorstCaseGain, gain_of_alpha, gain_of_sizes
@@ -80,7 +79,6 @@ __all__ = [
     "census_mean",
     "census_ratio",
     "census_texts",
-    "checks_frame",
     "coinpress_bias_is_constant",
     "coinpress_checks",
     "compared_text",
@@ -275,23 +273,6 @@ def mc_mean(mean: float, *, se: float, runs: int) -> MonteCarloMean:
         raise ValueError(f"mc_mean: runs must be at least 1, got {runs}.")
     runs = int(runs)
     return MonteCarloMean((m,), mc_mean=m, mc_sd=s * math.sqrt(runs), runs=runs)
-
-
-def checks_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
-    """Render verdicts with :func:`~dpnotes.findings.verdict.verdict_frame`.
-
-    The seeds of these experiments are runs: the column is named so, a claim judged
-    on a tally or a setting (no estimate) shows an en dash, not 0, and the column
-    goes when no row has runs.
-
-    Raises:
-        ValueError: If there are no verdicts.
-    """
-    frame = verdict_frame(verdicts)
-    runs = frame.pop("seeds").map(lambda n: "–" if n == 0 else f"{n}")
-    if (runs != "–").any():
-        frame.insert(list(frame.columns).index("verdict"), "runs", runs)
-    return frame
 
 
 def glue_texts(texts: Mapping[str, object]) -> dict[str, str]:
@@ -1035,7 +1016,7 @@ def theory_checks(
         example: The paper's race example.
 
     Returns:
-        The eight verdicts (render them with :func:`checks_frame`).
+        The eight verdicts (render them with :func:`.compact_frame`).
 
     Raises:
         ValueError: If a table lacks a column or ``race`` lacks a fit.
@@ -1600,7 +1581,7 @@ def coinpress_checks(
         authors: The numbers of the authors' files.
 
     Returns:
-        The seven verdicts (render them with :func:`checks_frame`).
+        The seven verdicts (render them with :func:`.compact_frame`).
     """
     r = result
 
@@ -2172,7 +2153,7 @@ def census_checks(
         table1: The paper's Table 1.
 
     Returns:
-        The ten verdicts (render them with :func:`checks_frame`).
+        The ten verdicts (render them with :func:`.compact_frame`).
 
     Raises:
         ValueError: If a table is invalid or lacks one of the four variables.

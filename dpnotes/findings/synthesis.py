@@ -42,7 +42,7 @@ from dpnotes.data.employment import (
     employment_labels,
     encode_employment,
 )
-from dpnotes.findings.verdict import LEVEL, Verdict, estimate, verdict_frame
+from dpnotes.findings.verdict import LEVEL, Verdict, estimate
 from dpnotes.report import (
     ACS_DATASETS,
     ACS_IN_PROSE,
@@ -87,7 +87,6 @@ __all__ = [
     "at_epsilon",
     "at_epsilon_wide",
     "attribute_table",
-    "checks_frame",
     "claim_table",
     "claim_verdict",
     "compare_metric",
@@ -3126,32 +3125,6 @@ def table2_checks(sample: pd.DataFrame) -> list[Verdict]:
             )
         )
     return checks
-
-
-def checks_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
-    """Render verdicts as a table (:func:`~dpnotes.findings.verdict.verdict_frame`).
-
-    A seeds column that holds no seed count in any row (data statistics, not runs)
-    is left out, with our column then named plain ``ours``; a row's test count joins
-    its quantity (``"(n = 4,000)"``), so the table stays as narrow as the page.
-
-    Raises:
-        ValueError: If there are no verdicts.
-    """
-    frame = verdict_frame(verdicts)
-    if frame["seeds"].astype(str).isin(["0", "–"]).all():
-        # No run behind any row: our side is a statistic of the data, not a mean.
-        frame = frame.drop(columns="seeds").rename(
-            columns={"ours: mean ± sd [95% interval]": "ours"}
-        )
-    if "test n" in frame.columns:
-        # The test count goes with the quantity: a column of its own widens the table.
-        n = frame.pop("test n")
-        frame["quantity"] = [
-            q if c == "–" else f"{q} (n\u00a0=\u00a0{c})"
-            for q, c in zip(frame["quantity"], n, strict=True)
-        ]
-    return frame
 
 
 def workload_summary(tab: pd.DataFrame) -> pd.DataFrame:

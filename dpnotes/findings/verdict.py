@@ -57,6 +57,7 @@ __all__ = [
     "Estimate",
     "Tally",
     "Verdict",
+    "compact_frame",
     "compare_direction",
     "compare_value",
     "degenerate_reason",
@@ -708,6 +709,40 @@ def verdict_frame(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     for column in ("authors' files", "test n", "paper", "why"):
         if (frame[column].astype(str).str.strip().isin(["–", ""])).all():
             frame = frame.drop(columns=column)
+    return frame
+
+
+def compact_frame(
+    verdicts: Iterable[Verdict], *, seeds_label: str = "seeds"
+) -> pd.DataFrame:
+    """Tabulate verdicts as narrow as the page allows (:func:`verdict_frame`, folded).
+
+    A row's test count joins its quantity (``"accuracy (n = 4,000)"``) instead of a
+    column of its own; a row without runs behind it (a tally, a data statistic) shows
+    "–" for its seeds, and when no row has runs the seeds column goes and ours is
+    headed plain "ours".
+
+    Args:
+        verdicts: The verdicts.
+        seeds_label: The seeds column's heading (``"runs"`` for Monte Carlo runs).
+
+    Raises:
+        TypeError: If an item is not a :class:`Verdict`.
+        ValueError: If there are none.
+    """
+    frame = verdict_frame(verdicts)
+    seeds = frame.pop("seeds").map(lambda n: "–" if str(n) in ("0", "–") else str(n))
+    if (seeds != "–").any():
+        frame.insert(list(frame.columns).index("verdict"), seeds_label, seeds)
+    else:
+        frame = frame.rename(columns={"ours: mean ± sd [95% interval]": "ours"})
+    if "test n" in frame.columns:
+        # The test count goes with the quantity: a column of its own widens the table.
+        n = frame.pop("test n")
+        frame["quantity"] = [
+            q if c == "–" else f"{q} (n{_NBSP}={_NBSP}{c})"
+            for q, c in zip(frame["quantity"], n, strict=True)
+        ]
     return frame
 
 
