@@ -68,6 +68,7 @@ __all__ = [
     "DPSAGEResult",
     "GroupDPSAGEResult",
     "SAGEResult",
+    "check_groups",
     "check_options",
     "dpsage",
     "dpsage_groups",
