@@ -5,7 +5,7 @@ the other package modules); chapters call, glue, plot and explain. These checks 
 the chapters' code cells (nothing runs) and hold the line while the code moves out:
 no function is defined in a chapter but small plotting helpers and the few listed
 below, no function name is defined in two chapters, and the chapters' code stays under
-a ceiling that only goes down (the goal is 1,500 lines).
+a ceiling that only goes down (the issue asked for 1,500 lines at most).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Lines of chapter code (non-blank, non-comment lines of code cells) at most.
-CEILING = 2_390
+CEILING = 1_100
 
 #: Functions a chapter may define: plotting helpers, and those still to move into the
 #: package (listed so that no new one appears unnoticed).

@@ -1035,9 +1035,9 @@ def test_one_class_runs_names_what_is_missing():
     with pytest.raises(ValueError, match="'count'"):
         f.one_class_runs(_two_group_runs(0.7, 0.9), _counts().drop(columns="count"))
     with pytest.raises(ValueError, match="census splits"):
-        f.test_label_counts("mnist", [0])
+        f.split_label_counts("mnist", [0])
     with pytest.raises(ValueError, match="at least one seed"):
-        f.test_label_counts("adult", [])
+        f.split_label_counts("adult", [])
 
 
 def test_a_degenerate_method_makes_its_table1_rows_degenerate(census):

@@ -34,12 +34,12 @@ from dpnotes import paper_numbers, report
 from dpnotes.findings.verdict import (
     Estimate,
     Verdict,
+    compact_frame,
     compare_value,
     degenerate_reason,
     difference,
     estimate,
     verdict_columns,
-    verdict_frame,
 )
 from dpnotes.metrics import (
     EQUAL_COST_TAU,
@@ -136,6 +136,7 @@ __all__ = [
     "settings_table",
     "sgd_reference",
     "share_closed",
+    "split_label_counts",
     "stored_text",
     "sweep_gaps",
     "sweep_table",
@@ -148,7 +149,6 @@ __all__ = [
     "table3_accuracy",
     "table3_reading",
     "table3_rows",
-    "test_label_counts",
     "training_size",
     "unfinished_text",
     "wall_table",
@@ -753,6 +753,11 @@ def exceptions_text(rows: Sequence[Verdict], *, decimals: int = 3) -> str:
         ...         compare_value("b", 0.5, estimate([0.5, 0.51]), tolerance=0.02)]
         >>> exceptions_text(rows)
         "1 number differs: a (0.700 against the paper's 0.5)"
+        >>> rows.append(compare_value("DPSGD, Δ", 0.5, estimate([0.6, 0.6]),
+        ...                           degenerate="predicts one class in all 2 seeds"))
+        >>> exceptions_text(rows).split(" and ")[1]
+        '1 is degenerate (those of DPSGD: predicts one class in all 2 seeds)'
+
     """
 
     def listed(found: Sequence[Verdict]) -> str:
@@ -762,7 +767,8 @@ def exceptions_text(rows: Sequence[Verdict], *, decimals: int = 3) -> str:
         )
 
     differs = [v for v in rows if v.outcome == "differs"]
-    unsure = [v for v in rows if v.outcome in ("inconclusive", "degenerate")]
+    unsure = [v for v in rows if v.outcome == "inconclusive"]
+    degenerate = [v for v in rows if v.outcome == "degenerate"]
     parts = []
     if differs:
         verb = "differs" if len(differs) == 1 else "differ"
@@ -771,8 +777,15 @@ def exceptions_text(rows: Sequence[Verdict], *, decimals: int = 3) -> str:
         )
     if unsure:
         verb = "is" if len(unsure) == 1 else "are"
-        kinds = sorted({v.outcome for v in unsure})
-        parts.append(f"{len(unsure)} {verb} {' or '.join(kinds)}: {listed(unsure)}")
+        parts.append(f"{len(unsure)} {verb} inconclusive: {listed(unsure)}")
+    if degenerate:
+        # Name the methods, not every row: a degenerate model's rows say one thing.
+        methods = list(dict.fromkeys(v.quantity.split(",")[0] for v in degenerate))
+        verb = "is" if len(degenerate) == 1 else "are"
+        parts.append(
+            f"{len(degenerate)} {verb} degenerate (those of "
+            f"{' and '.join(methods)}: {degenerate[0].reason})"
+        )
     return " and ".join(parts) if parts else "none differs"
 
 
@@ -3048,7 +3061,7 @@ def table1_frame(
     judged *degenerate*.
     """
     if dataset == "mnist":
-        return verdict_frame(table1_comparisons(main, census, dataset))
+        return compact_frame(table1_comparisons(main, census, dataset))
     return verdict_columns(
         {
             name: table1_comparisons(
@@ -3070,7 +3083,7 @@ def census_one_class(census: pd.DataFrame) -> pd.DataFrame:
     if not counted:
         raise ValueError("census_one_class: the table has no Adult or Dutch runs.")
     counts = pd.concat(
-        test_label_counts(d, census.loc[census.dataset == d, "seed"].unique())
+        split_label_counts(d, census.loc[census.dataset == d, "seed"].unique())
         for d in counted
     )
     return one_class_runs(census, counts)
@@ -3234,7 +3247,7 @@ def negative_rates(split: object, *, data: str) -> dict[str, str]:
 # Degenerate models: a classifier that predicts one class for everyone
 
 
-def test_label_counts(dataset: str, seeds: Iterable[int]) -> pd.DataFrame:
+def split_label_counts(dataset: str, seeds: Iterable[int]) -> pd.DataFrame:
     """Count each group's test records by true class, in each seed's test split.
 
     The splits are the ones the runs scored: each seed's split is drawn from the
@@ -3259,12 +3272,12 @@ def test_label_counts(dataset: str, seeds: Iterable[int]) -> pd.DataFrame:
 
     if dataset not in ("adult", "dutch"):
         raise ValueError(
-            f"test_label_counts reads the census splits ('adult', 'dutch'), got "
+            f"split_label_counts reads the census splits ('adult', 'dutch'), got "
             f"{dataset!r}."
         )
     seeds = sorted({int(s) for s in seeds})
     if not seeds:
-        raise ValueError("test_label_counts: give at least one seed.")
+        raise ValueError("split_label_counts: give at least one seed.")
     rows = []
     for seed in seeds:
         split = load_cell_data(dataset, seed)
@@ -3294,7 +3307,7 @@ def one_class_runs(runs: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
     Args:
         runs: A DPSGD-F result table (``dpsgdf_main``, ``dpsgdf_census``) with the
             census data sets' per-group ``accuracy`` rows.
-        counts: :func:`test_label_counts` of those data sets and seeds.
+        counts: :func:`split_label_counts` of those data sets and seeds.
 
     Returns:
         One row per run (data set, method, seed, and ``encoding`` where the table
@@ -3325,7 +3338,7 @@ def one_class_runs(runs: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
             if where not in table.index:
                 raise ValueError(
                     f"one_class_runs: no test counts for {r.dataset}, seed {r.seed}, "
-                    f"group {r.group!r}; count that seed's split (test_label_counts)."
+                    f"group {r.group!r}; count that seed's split (split_label_counts)."
                 )
             c = table.loc[[where]]
             n = int(c["count"].sum())
@@ -3423,7 +3436,7 @@ def paper_one_class(
         census: The table of ``dpsgdf_census`` (to match the paper's groups to ours,
             :func:`match_paper_groups`).
         counts: Class counts per group of one sample of the data set, e.g. one
-            seed's test split (:func:`test_label_counts` of one seed): the shares are
+            seed's test split (:func:`split_label_counts` of one seed): the shares are
             estimated from it, with a binomial error of about 0.006 on Adult's 6,093
             men (so keep ``tolerance`` above twice that). Default: seed 0's test
             splits of Adult and Dutch.
@@ -3435,7 +3448,7 @@ def paper_one_class(
         ``one class`` (the class, or "").
     """
     if counts is None:
-        counts = pd.concat(test_label_counts(d, [0]) for d in ("adult", "dutch"))
+        counts = pd.concat(split_label_counts(d, [0]) for d in ("adult", "dutch"))
     _require(counts, ("dataset", "group", "label_name", "count"), "paper_one_class")
     match = match_paper_groups(census)
     rows = []
