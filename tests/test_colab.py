@@ -197,7 +197,11 @@ def test_install_cell_in_colab_clones_installs_and_points_at_the_results(
     calls = []
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append((a, k)))
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    monkeypatch.delenv("DPNOTES_RESULTS_DIR", raising=False)
+    # Set, then deleted: both recorded, so teardown restores the variable as it was
+    # (a plain delenv of an unset variable records nothing, and the cell's setting
+    # would leak into every later test).
+    monkeypatch.setenv("DPNOTES_RESULTS_DIR", "unset")
+    monkeypatch.delenv("DPNOTES_RESULTS_DIR")
     exec(colab.install_cell("https://github.com/o/r"), {})
     ((command,), options) = calls[0]
     assert len(calls) == 1 and options == {"shell": True, "check": True}

@@ -119,7 +119,6 @@ from dpnotes.validation import (
 
 __all__ = [
     "FAIRNESS",
-    "GROUP_SPLITS",
     "HISTOGRAM_NOISE",
     "OBJECTIVES",
     "THRESHOLD_SOURCES",
