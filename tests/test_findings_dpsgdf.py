@@ -1066,10 +1066,11 @@ def test_a_degenerate_method_makes_its_table1_rows_degenerate(census):
 
 @pytest.mark.data
 def test_our_adult_dpsgd_and_the_papers_predict_one_class(census):
-    constant = f.census_one_class(census)
+    # Two seeds' splits (each is a data load): the chapter counts all five.
+    constant = f.census_one_class(census[census.seed.isin([0, 1])])
     paper = constant[constant.encoding == "paper"]
     for method in ("dpsgd", "naive"):
-        assert f.one_class_count(paper, "adult", method, "paper") == 5
+        assert f.one_class_count(paper, "adult", method, "paper") == 2
     assert f.one_class_count(paper, "adult", "sgd", "paper") == 0
     assert f.one_class_count(constant, "dutch", "dpsgd", "paper") == 0
     theirs = f.paper_one_class(census).set_index(["data set", "method"])
