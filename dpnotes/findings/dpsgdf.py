@@ -1992,6 +1992,24 @@ def paper_gap(
     return round(row[first] - row[second], 4)
 
 
+def _gap_runs(
+    main: pd.DataFrame, census: pd.DataFrame, dataset: str, what: str
+) -> tuple[pd.DataFrame, dict[str, str], tuple[str, str]]:
+    """The runs of a data set's gap, their settings, and its two groups (ours).
+
+    MNIST from the main runs; the census data from ``dpsgdf_census`` under the
+    paper's encoding, the paper's groups matched to ours by size.
+    """
+    first, second = PAIRS[dataset]
+    if dataset == "mnist":
+        _require(main, (*_RUN_COLUMNS, "dataset"), what)
+        return main[main.dataset == dataset], {}, (first, second)
+    _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), what)
+    match = match_paper_groups(census)[dataset]
+    frame = census[census.dataset == dataset]
+    return frame, {"encoding": "paper"}, (match[first], match[second])
+
+
 def our_gap(
     main: pd.DataFrame, census: pd.DataFrame, dataset: str, method: str
 ) -> pd.Series:
@@ -2012,15 +2030,7 @@ def our_gap(
     Raises:
         ValueError: If the two groups' costs do not cover the same seeds.
     """
-    first, second = PAIRS[dataset]
-    if dataset == "mnist":
-        _require(main, (*_RUN_COLUMNS, "dataset"), "our_gap")
-        frame, keys = main[main.dataset == dataset], {}
-    else:
-        _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), "our_gap")
-        match = match_paper_groups(census)[dataset]
-        first, second = match[first], match[second]
-        frame, keys = census[census.dataset == dataset], {"encoding": "paper"}
+    frame, keys, (first, second) = _gap_runs(main, census, dataset, "our_gap")
     wide = _wide(frame, "accuracy", **keys)
     costs = {g: _cost(wide, method, g) for g in (first, second)}
     _same_seeds(costs, f"our_gap ({dataset}, {method})")
@@ -2110,15 +2120,7 @@ def gap_estimate(
     Raises:
         ValueError: As :func:`our_gap`.
     """
-    first, second = PAIRS[dataset]
-    if dataset == "mnist":
-        _require(main, (*_RUN_COLUMNS, "dataset"), "gap_estimate")
-        frame, keys = main[main.dataset == dataset], {}
-    else:
-        _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), "gap_estimate")
-        match = match_paper_groups(census)[dataset]
-        first, second = match[first], match[second]
-        frame, keys = census[census.dataset == dataset], {"encoding": "paper"}
+    frame, keys, (first, second) = _gap_runs(main, census, dataset, "gap_estimate")
     wide = _wide(frame, "accuracy", **keys)
     counts = tuple(group_test_count(frame, g, **keys) for g in (first, second))
     return _cost_gap(wide, wide, method, (first, second), counts)
