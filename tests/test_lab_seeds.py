@@ -53,6 +53,7 @@ EXPECTED_FIXED = {
     "dpsgdf_budget": "grid",
     "dpsgdf_census": "grid",
     "dpsgdf_reference": "grid",
+    "dpsgdf_causes": "grid",
     "census_descriptive": "none",
     "synth_group_sizes": "none",
 }

@@ -34,6 +34,7 @@ from dpnotes.dpsgd.engine import (
 )
 from dpnotes.dpsgd.rules import (
     PRIVATE_METHODS,
+    DPSGDFRule,
     StepOutput,
     dpsgd_epsilon,
     dpsgd_f_step,
@@ -91,6 +92,15 @@ class EpochStats:
         group_weights: Naive only: mean over the steps of each ``theta_k``.
         group_clip_fraction: Share of each group's drawn examples whose gradient norm
             exceeded the bound it was clipped to in its step; ``None`` for SGD.
+        sensitivity_ratio: Mean over the epoch's steps of each group's sensitivity
+            over the step's largest (``C_k / max_j C_j`` for DPSGD-F,
+            ``theta_k / max_j theta_j`` for Naive, 1 for DPSGD); ``None`` for SGD.
+        step_share: Mean over the epoch's steps of each group's share of the step's
+            clipped gradient mass: the sum of its examples' clipped norms
+            ``min(|g_i|, C_k)`` (times ``theta_k`` for Naive) over the batch's;
+            ``None`` for SGD.
+        largest_bound: The largest bound any step of the epoch used (``max_k C_k``);
+            ``None`` for SGD.
     """
 
     epoch: int
@@ -103,6 +113,9 @@ class EpochStats:
     clip_bounds: tuple[float, ...] | None
     group_weights: tuple[float, ...] | None = None
     group_clip_fraction: tuple[float, ...] | None = None
+    sensitivity_ratio: tuple[float, ...] | None = None
+    step_share: tuple[float, ...] | None = None
+    largest_bound: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +125,8 @@ class TrainResult:
     Attributes:
         model: The trained model (a copy; the input model is left unchanged).
         method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
-        epsilon: Privacy spent at ``delta`` (``inf`` for SGD).
+        epsilon: Privacy spent at ``delta`` (``inf`` for SGD, and for DPSGD-F under a
+            rule that is not private: :attr:`~dpnotes.dpsgd.rules.DPSGDFRule.private`).
         delta: The target delta.
         steps: Steps taken.
         sample_rate: ``q = batch_size / n``.
@@ -126,6 +140,10 @@ class TrainResult:
             DPSGD; ``None`` for SGD. See :func:`train` for what this assumes.
         stopped_early: Whether ``target_epsilon`` ended training before ``epochs``.
         history: One :class:`EpochStats` per (possibly partial) epoch.
+        rule: DPSGD-F's reading of the bound rule
+            (:class:`~dpnotes.dpsgd.rules.DPSGDFRule`; None for the default and for
+            the other methods).
+        largest_bound: The largest bound any step used (``None`` for SGD).
     """
 
     model: nn.Module
@@ -141,6 +159,13 @@ class TrainResult:
     group_epsilon: tuple[float, ...] | None
     stopped_early: bool
     history: tuple[EpochStats, ...]
+    rule: DPSGDFRule | None = None
+    largest_bound: float | None = None
+
+    @property
+    def private(self) -> bool:
+        """Whether :attr:`epsilon` is a guarantee (not SGD, not a non-private rule)."""
+        return self.method != "sgd" and (self.rule is None or self.rule.private)
 
     @property
     def epsilon_classic(self) -> float:
@@ -149,7 +174,7 @@ class TrainResult:
         The conversion the DPSGD-F paper's reported epsilons used (TF Privacy, 2020);
         see :func:`dpsgd_epsilon`. ``inf`` for SGD, 0 when no step was taken.
         """
-        if self.method == "sgd":
+        if not self.private:
             return math.inf
         if self.steps == 0:
             return 0.0
@@ -192,6 +217,14 @@ class TrainResult:
                             if h.group_clip_fraction is not None
                             else np.nan
                         ),
+                        "sensitivity_ratio": (
+                            h.sensitivity_ratio[k]
+                            if h.sensitivity_ratio is not None
+                            else np.nan
+                        ),
+                        "step_share": (
+                            h.step_share[k] if h.step_share is not None else np.nan
+                        ),
                     }
                 )
         return pd.DataFrame(rows)
@@ -223,10 +256,16 @@ class _Run:
     sampling: str
     target_epsilon: float | None
     on_epoch_end: Callable[[int, nn.Module], None] | None
+    rule: DPSGDFRule | None = None
 
     @property
     def private(self) -> bool:
         return self.method != "sgd"
+
+    @property
+    def accounted(self) -> bool:
+        """Whether the accountant's epsilon is a guarantee for this run."""
+        return self.private and (self.rule is None or self.rule.private)
 
     @property
     def n(self) -> int:
@@ -268,9 +307,11 @@ def _check_arguments(
     sampling: Any,
     on_epoch_end: Any,
     class_labels: bool,
+    rule: Any = None,
 ) -> _Run:
     """Validate :func:`train`'s arguments; see its docstring for the rules."""
     check_choice(method, METHODS, "method")
+    rule = _check_rule(rule, method, target_epsilon)
     check_choice(sampling, ("poisson", "shuffle"), "sampling")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
@@ -349,7 +390,30 @@ def _check_arguments(
         sampling=sampling,
         target_epsilon=target_epsilon,
         on_epoch_end=on_epoch_end,
+        rule=rule,
     )
+
+
+def _check_rule(rule: Any, method: Any, target_epsilon: Any) -> DPSGDFRule | None:
+    if rule is None:
+        return None
+    if not isinstance(rule, DPSGDFRule):
+        raise TypeError(
+            "rule must be a dpnotes.dpsgd.rules.DPSGDFRule (e.g. "
+            f"DPSGDFRule(counts='exact')) or None, got {type(rule).__name__}."
+        )
+    if method != "dpsgd_f":
+        raise ValueError(
+            f"rule={rule.label!r} is a reading of DPSGD-F's bound rule; it has no "
+            f"meaning for method={method!r}: drop it or use method='dpsgd_f'."
+        )
+    if not rule.private and target_epsilon is not None:
+        raise ValueError(
+            f"rule={rule.label!r} is not private (DPSGDFRule.private is False), so it "
+            f"spends no finite epsilon to stop at: drop target_epsilon="
+            f"{target_epsilon!r} and train for a fixed number of epochs or steps."
+        )
+    return None if rule.is_default else rule
 
 
 def _check_momentum(momentum: Any) -> float:
@@ -587,9 +651,11 @@ def _device_of(model: nn.Module, device: str | torch.device | None) -> torch.dev
 
 
 def _epsilon(run: _Run, steps: int, conversion: str = "improved") -> float:
-    """Privacy spent after ``steps`` steps (``inf`` for SGD, 0 before any step)."""
-    if not run.private or steps == 0:
-        return math.inf if not run.private else 0.0
+    """Privacy spent after ``steps`` steps (``inf`` unaccounted, 0 before any step)."""
+    if not run.accounted:
+        return math.inf
+    if steps == 0:
+        return 0.0
     return dpsgd_epsilon(
         method=run.method,
         sample_rate=run.sample_rate,
@@ -648,6 +714,7 @@ def _private_step(
     c0: float,
     g_noise: torch.Generator,
     g_count: torch.Generator,
+    rule: DPSGDFRule | None = None,
 ) -> StepOutput:
     if method == "dpsgd":
         return dpsgd_step(
@@ -679,6 +746,8 @@ def _private_step(
         clip_norm=c0,
         generator=g_noise,
         count_generator=g_count,
+        rule=rule,
+        batch_size=batch_size,
     )
 
 
@@ -705,6 +774,7 @@ def _sgd_step(
         run.c0,
         g_noise,
         g_count,
+        run.rule,
     )
     return out.noisy_sum, run.batch_size, out
 
@@ -748,6 +818,9 @@ class _EpochTotals:
         self.bound = torch.zeros_like(self.loss)
         self.weight = torch.zeros_like(self.loss)
         self.clipped = torch.zeros_like(self.loss)
+        self.ratio = torch.zeros_like(self.loss)
+        self.share = torch.zeros_like(self.loss)
+        self.largest = 0.0
         self.steps = 0
 
     def add(
@@ -760,10 +833,19 @@ class _EpochTotals:
         )
         if out is not None:
             self.bound += out.clip_bounds.double()
-            over = batch.norms > out.clip_bounds.to(batch.norms.dtype)[groups]
+            bound_i = out.clip_bounds.to(batch.norms.dtype)[groups]
+            over = batch.norms > bound_i
             self.clipped.index_add_(0, groups, over.double())
             if out.group_weights is not None:
                 self.weight += out.group_weights.double()
+            self.ratio += out.sensitivity_ratio.double()
+            mass = torch.minimum(batch.norms, bound_i).double()
+            if out.group_weights is not None:
+                mass = mass * out.group_weights.double()[groups]
+            total = mass.sum()
+            if total > 0:
+                self.share.index_add_(0, groups, mass / total)
+            self.largest = max(self.largest, float(out.clip_bounds.max()))
         self.steps += 1
 
     def stats(self, run: _Run, *, epoch: int, steps: int) -> EpochStats:
@@ -794,6 +876,17 @@ class _EpochTotals:
             group_clip_fraction=(
                 tuple(float(v) for v in clip_share) if run.private else None
             ),
+            sensitivity_ratio=(
+                tuple(float(v) for v in (self.ratio / per_step).tolist())
+                if run.private
+                else None
+            ),
+            step_share=(
+                tuple(float(v) for v in (self.share / per_step).tolist())
+                if run.private
+                else None
+            ),
+            largest_bound=self.largest if run.private else None,
         )
 
 
@@ -820,6 +913,7 @@ class _Loop:
             run.groups.to(device),
         )
         self.ratio_sum = torch.zeros(run.num_groups, dtype=torch.float64, device=device)
+        self.largest_bound = 0.0
         self.velocity: list[Tensor] = []
         self.step = 0
 
@@ -848,7 +942,10 @@ class _Loop:
                 self.ratio_sum += out.sensitivity_ratio.double()
             self.step += 1
             on_step()
-        return totals.stats(run, epoch=epoch, steps=self.step)
+        stats = totals.stats(run, epoch=epoch, steps=self.step)
+        if stats.largest_bound is not None:
+            self.largest_bound = max(self.largest_bound, stats.largest_bound)
+        return stats
 
     def end_of_epoch(self, epoch: int) -> None:
         """Call ``on_epoch_end(epoch, model)`` in eval mode, without gradients."""
@@ -865,7 +962,7 @@ class _Loop:
         run, step = self.run, self.step
         epsilon = _epsilon(run, step)
         group_eps = None
-        if run.private:
+        if run.accounted:
             mean_ratio = (self.ratio_sum / max(step, 1)).cpu().numpy()
             group_eps = tuple(float(r * epsilon) for r in mean_ratio)
         return TrainResult(
@@ -882,6 +979,8 @@ class _Loop:
             group_epsilon=group_eps,
             stopped_early=step < run.planned_steps,
             history=tuple(history),
+            rule=run.rule,
+            largest_bound=self.largest_bound if run.private else None,
         )
 
 
@@ -917,6 +1016,7 @@ def train(
     device: str | torch.device | None = None,
     progress: bool = False,
     on_epoch_end: Callable[[int, nn.Module], None] | None = None,
+    rule: DPSGDFRule | None = None,
 ) -> TrainResult:
     """Train a copy of ``model`` with SGD, DPSGD, Naive or DPSGD-F.
 
@@ -981,6 +1081,11 @@ def train(
             restored afterwards. Use it to evaluate (e.g. per-group test accuracy
             after each epoch); it must not modify the model. Evaluating on held-out
             data costs no privacy.
+        rule: DPSGD-F only: the reading of its bound rule, one frozen record of
+            switches (:class:`~dpnotes.dpsgd.rules.DPSGDFRule`; default the
+            package's). Under a rule that is not private (exact counts, or gradient
+            noise not scaled by ``max_k C_k``) the run reports ``epsilon = inf``
+            and takes no ``target_epsilon``.
 
     Returns:
         A :class:`TrainResult` with the trained model, epsilon, steps, per-group
@@ -995,10 +1100,13 @@ def train(
             sample rate outside (0, 1], a non-positive noise multiplier or clip
             norm, a momentum outside [0, 1), a learning-rate schedule that returns a
             non-finite or non-positive rate at a planned step, both ``epochs`` and
-            ``steps``, a model without trainable parameters, or a
-            ``target_epsilon`` that a single step exceeds.
+            ``steps``, a model without trainable parameters, a
+            ``target_epsilon`` that a single step exceeds, a ``rule`` with a method
+            other than DPSGD-F, or a ``target_epsilon`` with a rule that is not
+            private.
         TypeError: For a wrong type (integer inputs, non-integer class labels or
-            group labels), or not exactly one of ``rng``/``generator``.
+            group labels, a ``rule`` that is not a ``DPSGDFRule``), or not exactly
+            one of ``rng``/``generator``.
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbours (Poisson sampling),
@@ -1043,6 +1151,7 @@ def train(
         sampling=sampling,
         on_epoch_end=on_epoch_end,
         class_labels=loss_fn is None,
+        rule=rule,
     )
     dev = _device_of(model, device)
     net = copy.deepcopy(model).to(dev)

@@ -28,6 +28,16 @@ every noisy count is first clipped at 0; Naive divides by ``max(b~_k, 1)`` (so
 value the rule gives a group whose clipped share equals the average -- whenever
 ``m~_k / b~_k`` or ``m~ / b~`` is undefined (a zero denominator).
 
+The printed rule leaves that guard unstated, and a reader can take other steps of it
+differently. :class:`DPSGDFRule` names each such choice as a switch, so that the
+causes of a result can be tested one at a time: the guard on the noisy counts, the
+denominator of the overall share (the noisy ``b~`` or the public ``b``), exact counts
+(a non-private ablation), the gradient noise's scale (``max_k C_k``; the largest bound
+of the batch's groups, or ``C_0``: both not private), and the reading of
+:func:`fair_dp_clip_bounds` (an independent reimplementation's). The default rule is
+the package's reading above; :attr:`DPSGDFRule.private` says whether a rule keeps
+the guarantee :func:`dpsgd_epsilon` states.
+
 References:
     xu2021removing; abadi2016deep; mironov2019sampled.
 """
@@ -43,11 +53,12 @@ from torch import Tensor
 
 from dpnotes.accounting import subsampled_gaussian_epsilon
 from dpnotes.dpsgd.engine import PerSampleGradients
-from dpnotes.validation import check_choice
+from dpnotes.validation import check_choice, check_positive
 
 __all__ = [
     "COUNT_NOISE_FACTOR",
     "PRIVATE_METHODS",
+    "DPSGDFRule",
     "StepOutput",
     "add_gaussian_noise",
     "clipped_counts",
@@ -55,9 +66,11 @@ __all__ = [
     "dpsgd_f_clip_bounds",
     "dpsgd_f_step",
     "dpsgd_step",
+    "fair_dp_clip_bounds",
     "naive_step",
     "naive_weights",
     "release_counts",
+    "rule_clip_bounds",
     "step_noise_multipliers",
 ]
 
@@ -172,6 +185,230 @@ def dpsgd_f_clip_bounds(noisy_counts: Tensor, *, clip_norm: float) -> Tensor:
     overall = m_all / torch.where(b_all > 0, b_all, 1.0)
     ratio = torch.where(defined, share / torch.where(overall > 0, overall, 1.0), 1.0)
     return clip_norm * (1.0 + ratio)
+
+
+# --------------------------------------------------------------------------------------
+# Readings of DPSGD-F's bound rule (the switches of the cause study)
+# --------------------------------------------------------------------------------------
+
+_SWITCHES: dict[str, tuple[str, ...]] = {
+    "reading": ("paper", "fair_dp"),
+    "guard": ("neutral", "clamp1", "clip"),
+    "denominator": ("noisy", "public"),
+    "counts": ("noisy", "exact"),
+    "noise_scale": ("max_bound", "batch_max", "base_bound"),
+}
+
+
+@dataclass(frozen=True)
+class DPSGDFRule:
+    """One reading of DPSGD-F's bound rule (Alg. 2, lines 7-11): a switch per choice.
+
+    The default is the package's reading (the module docstring). Each other value
+    changes one step, so a result can be traced to the step that moves it:
+
+    Attributes:
+        reading: ``"paper"`` (``C_k = C_0 (1 + (m~_k / b~_k) / (m~ / b~))``, the
+            printed formula) or ``"fair_dp"`` (:func:`fair_dp_clip_bounds`, the
+            reading of the independent reimplementation of esipova2023disparate;
+            it brings its own guard, so ``guard`` and ``denominator`` must keep
+            their defaults).
+        guard: What keeps the printed formula defined when noisy counts are zero or
+            negative. ``"neutral"`` (ours): counts clipped at 0, and the neutral ratio
+            1 where a denominator is 0. ``"clamp1"``: every noisy count clamped at 1,
+            so every denominator is at least 2 and the ratio always defined.
+            ``"clip"``: the formula on the raw noisy counts, its bounds clipped to
+            ``[C_0, cap C_0]``.
+        cap: The ``c`` of ``guard="clip"`` (required there, and above 1; else None).
+        denominator: ``"noisy"`` (ours): the overall share is ``m~ / b~``, the noisy
+            total; ``"public"``: ``m~ / b`` with the public expected batch size ``b``,
+            as the paper prints it.
+        counts: ``"noisy"``: released with ``N(0, sigma_1^2)``; ``"exact"``: no noise,
+            a **non-private** ablation (the bounds, hence the noise scale, are then a
+            function of the exact batch).
+        noise_scale: The gradient noise is ``sigma_2`` times ``"max_bound"`` (ours and
+            the paper's: ``max_k C_k`` over all ``K`` groups), ``"batch_max"`` (the
+            largest bound of the groups present in the batch, as the reimplementation
+            does: **not private**, the noise level reveals which groups the batch
+            holds, and an added example of an absent group can exceed it) or
+            ``"base_bound"`` (``C_0``: the slip of computing the scale once from the
+            base bound; **not private**, the sensitivity is ``max_k C_k``).
+
+    Raises:
+        ValueError: For an unknown value of a switch, a ``cap`` that is missing,
+            not finite or at most 1 with ``guard="clip"`` (the upper bound ``cap C_0``
+            must lie above ``C_0``), a ``cap`` without ``guard="clip"``, or
+            ``reading="fair_dp"`` with another guard or denominator.
+
+    References:
+        xu2021removing (Alg. 2); esipova2023disparate (its code's
+        ``compute_clipping_bound_per_sample`` and ``DPSGDF_Optimizer``).
+
+    Examples:
+        >>> DPSGDFRule().private, DPSGDFRule(counts="exact").private
+        (True, False)
+        >>> DPSGDFRule(guard="clip", cap=3.0).label
+        'guard=clip(cap=3)'
+    """
+
+    reading: str = "paper"
+    guard: str = "neutral"
+    cap: float | None = None
+    denominator: str = "noisy"
+    counts: str = "noisy"
+    noise_scale: str = "max_bound"
+
+    def __post_init__(self) -> None:
+        for name, choices in _SWITCHES.items():
+            check_choice(getattr(self, name), choices, f"DPSGDFRule.{name}")
+        if self.guard == "clip":
+            if self.cap is None:
+                raise ValueError(
+                    "guard='clip' clips the bounds to [C_0, cap * C_0]: pass cap > 1, "
+                    "e.g. DPSGDFRule(guard='clip', cap=3.0)."
+                )
+            cap = check_positive(self.cap, "DPSGDFRule.cap")
+            if cap <= 1.0:
+                raise ValueError(
+                    f"DPSGDFRule.cap={self.cap!r} puts the upper clamp cap * C_0 at or "
+                    "below C_0; the bounds are clipped to [C_0, cap * C_0], so pass "
+                    "cap > 1."
+                )
+            object.__setattr__(self, "cap", cap)
+        elif self.cap is not None:
+            raise ValueError(
+                f"cap={self.cap!r} is the upper clamp of guard='clip' only; drop it "
+                f"or set guard='clip' (got guard={self.guard!r})."
+            )
+        if self.reading == "fair_dp" and (
+            self.guard != "neutral" or self.denominator != "noisy"
+        ):
+            raise ValueError(
+                "reading='fair_dp' brings its own guard (counts truncated to integers "
+                "at 0, an empty group's share 1) and divides by the mean of the "
+                "groups' shares: leave guard and denominator at their defaults."
+            )
+
+    @property
+    def private(self) -> bool:
+        """Whether the rule keeps the guarantee :func:`dpsgd_epsilon` states."""
+        return self.counts == "noisy" and self.noise_scale == "max_bound"
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is the package's reading (every switch at its default)."""
+        return self == DPSGDFRule()
+
+    @property
+    def label(self) -> str:
+        """The switches that differ from the default, e.g. ``"counts=exact"``."""
+        parts = []
+        for name in _SWITCHES:
+            value = getattr(self, name)
+            if value != _SWITCHES[name][0]:
+                if name == "guard" and value == "clip":
+                    value = f"clip(cap={self.cap:g})"
+                parts.append(f"{name}={value}")
+        return ", ".join(parts) or "default"
+
+
+def fair_dp_clip_bounds(noisy_counts: Tensor, *, clip_norm: float) -> Tensor:
+    """Return the bounds of the independent reimplementation's reading of Alg. 2.
+
+    ``C_k = C_0 (1 + r_k / (mean_j r_j + 1e-8))`` with ``r_k = m~_k / b~_k`` the
+    group's noisy clipped share, where each noisy count is first truncated to an
+    integer and floored at 0, and a group with ``b~_k = 0`` counts as share 1. The
+    paper divides by the batch's overall share ``m~ / b~`` instead of the mean of the
+    groups' shares; with balanced groups the two agree.
+
+    Args:
+        noisy_counts: ``(m~_1..m~_K, o~_1..o~_K)``, shape ``(2K,)``.
+        clip_norm: The base bound ``C_0``.
+
+    Returns:
+        ``C``, shape ``(K,)``, each in ``[C_0, C_0 (1 + K)]``.
+
+    References:
+        esipova2023disparate (code: ``trainers/trainer.py``,
+        ``compute_clipping_bound_per_sample``); xu2021removing (Alg. 2, line 9).
+
+    Examples:
+        >>> c = fair_dp_clip_bounds(torch.tensor([1.0, 4.0, 9.0, -0.5]), clip_norm=1.0)
+        >>> [round(v, 4) for v in c.tolist()]  # shares 0.1 and 1, mean 0.55
+        [1.1818, 2.8182]
+    """
+    k = noisy_counts.shape[0] // 2
+    counts = torch.trunc(noisy_counts).clamp_min(0.0)
+    m, o = counts[:k], counts[k:]
+    b_k = m + o
+    share = torch.where(b_k > 0, m / torch.where(b_k > 0, b_k, 1.0), 1.0)
+    return clip_norm * (1.0 + share / (share.mean() + 1e-8))
+
+
+def _guarded_clip_bounds(
+    noisy_counts: Tensor, *, clip_norm: float, rule: DPSGDFRule, batch_size: int
+) -> Tensor:
+    """The printed formula under ``rule``'s guard and denominator (not the default)."""
+    k = noisy_counts.shape[0] // 2
+    if rule.guard == "neutral":
+        counts = noisy_counts.clamp_min(0.0)
+    elif rule.guard == "clamp1":
+        counts = noisy_counts.clamp_min(1.0)
+    else:  # "clip": the raw noisy counts
+        counts = noisy_counts
+    m, o = counts[:k], counts[k:]
+    b_k = m + o
+    m_all = m.sum()
+    b_all = b_k.sum() if rule.denominator == "noisy" else counts.new_tensor(batch_size)
+    if rule.guard == "clip":
+        bounds = clip_norm * (1.0 + (m / b_k) / (m_all / b_all))
+        bounds = torch.nan_to_num(bounds, nan=clip_norm)
+        return bounds.clamp(clip_norm, rule.cap * clip_norm)
+    defined = (b_k > 0) & (m_all > 0) & (b_all > 0)
+    share = torch.where(b_k > 0, m / torch.where(b_k > 0, b_k, 1.0), 0.0)
+    overall = m_all / torch.where(b_all > 0, b_all, 1.0)
+    ratio = torch.where(defined, share / torch.where(overall > 0, overall, 1.0), 1.0)
+    return clip_norm * (1.0 + ratio)
+
+
+def rule_clip_bounds(
+    noisy_counts: Tensor,
+    *,
+    clip_norm: float,
+    rule: DPSGDFRule | None = None,
+    batch_size: int | None = None,
+) -> Tensor:
+    """Return the bounds ``C_k`` of ``rule`` (default: :func:`dpsgd_f_clip_bounds`).
+
+    Args:
+        noisy_counts: ``(m~_1..m~_K, o~_1..o~_K)``, shape ``(2K,)``.
+        clip_norm: ``C_0``.
+        rule: The reading (:class:`DPSGDFRule`; None for the default).
+        batch_size: The public expected batch size ``b`` (needed by
+            ``denominator="public"``).
+
+    Returns:
+        ``C``, shape ``(K,)``.
+
+    Examples:
+        >>> counts = torch.tensor([1.0, 4.0, 9.0, 0.0])
+        >>> [round(v, 4) for v in rule_clip_bounds(counts, clip_norm=1.0,
+        ...     rule=DPSGDFRule(denominator="public"), batch_size=28).tolist()]
+        [1.56, 6.6]
+    """
+    if rule is None or (
+        rule.reading == "paper"
+        and rule.guard == "neutral"
+        and rule.denominator == "noisy"
+    ):
+        return dpsgd_f_clip_bounds(noisy_counts, clip_norm=clip_norm)
+    if rule.reading == "fair_dp":
+        return fair_dp_clip_bounds(noisy_counts, clip_norm=clip_norm)
+    if rule.denominator == "public" and batch_size is None:
+        raise ValueError("denominator='public' needs the public batch_size b.")
+    return _guarded_clip_bounds(
+        noisy_counts, clip_norm=clip_norm, rule=rule, batch_size=int(batch_size or 0)
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -329,6 +566,8 @@ def dpsgd_f_step(
     clip_norm: float,
     generator: torch.Generator,
     count_generator: torch.Generator,
+    rule: DPSGDFRule | None = None,
+    batch_size: int | None = None,
 ) -> StepOutput:
     """DPSGD-F (Alg. 2): group bounds from noisy clipped counts, then clip and noise.
 
@@ -341,6 +580,11 @@ def dpsgd_f_step(
         clip_norm: ``C_0``.
         generator: Source of the gradient noise.
         count_generator: Source of the count noise.
+        rule: The reading of the bound rule (:class:`DPSGDFRule`; None or the
+            default for the package's). A rule whose ``private`` is False voids the
+            guarantee below.
+        batch_size: The public expected batch size ``b`` (for
+            ``rule.denominator="public"``).
 
     Returns:
         A :class:`StepOutput`; divide ``noisy_sum`` by the expected batch size.
@@ -358,11 +602,65 @@ def dpsgd_f_step(
     counts = clipped_counts(
         batch.norms, groups, clip_norm=clip_norm, num_groups=num_groups
     )
+    if rule is not None and not rule.is_default:
+        return _rule_step(
+            batch,
+            groups,
+            counts,
+            noise_multiplier=noise_multiplier,
+            count_noise_multiplier=count_noise_multiplier,
+            clip_norm=clip_norm,
+            generator=generator,
+            count_generator=count_generator,
+            rule=rule,
+            batch_size=batch_size,
+        )
     noisy = release_counts(
         counts, noise_multiplier=count_noise_multiplier, generator=count_generator
     )
     bounds = dpsgd_f_clip_bounds(noisy, clip_norm=clip_norm)
     std = noise_multiplier * float(bounds.max())
+    sums = batch.clipped_sum(bounds.to(batch.norms.dtype)[groups], set_grad=False)
+    return StepOutput(
+        noisy_sum=add_gaussian_noise(sums, std=std, generator=generator),
+        noise_std=float(std),
+        clip_bounds=bounds,
+        group_weights=None,
+        sensitivity_ratio=bounds / bounds.max(),
+    )
+
+
+def _rule_step(
+    batch: PerSampleGradients,
+    groups: Tensor,
+    counts: Tensor,
+    *,
+    noise_multiplier: float,
+    count_noise_multiplier: float,
+    clip_norm: float,
+    generator: torch.Generator,
+    count_generator: torch.Generator,
+    rule: DPSGDFRule,
+    batch_size: int | None,
+) -> StepOutput:
+    # DPSGD-F under a reading other than the default: the same draws from the same
+    # streams (the count noise is drawn even for exact counts, so that every reading
+    # sees the same gradient noise), another bound rule or noise scale.
+    noisy = release_counts(
+        counts, noise_multiplier=count_noise_multiplier, generator=count_generator
+    )
+    if rule.counts == "exact":
+        noisy = counts.to(torch.float64)
+    bounds = rule_clip_bounds(
+        noisy, clip_norm=clip_norm, rule=rule, batch_size=batch_size
+    )
+    if rule.noise_scale == "base_bound":
+        scale = clip_norm
+    elif rule.noise_scale == "batch_max" and groups.numel() > 0:
+        scale = float(bounds[groups.unique()].max())
+    else:
+        scale = float(bounds.max())
+    std = noise_multiplier * scale
     sums = batch.clipped_sum(bounds.to(batch.norms.dtype)[groups], set_grad=False)
     return StepOutput(
         noisy_sum=add_gaussian_noise(sums, std=std, generator=generator),

@@ -133,8 +133,20 @@ DATASET_FILES: dict[str, tuple[str, ...]] = {
 #: (absent: the paper's text and the package's default encoding): ``momentum``
 #: (heavy-ball, after the noise), ``normalize`` (MNIST pixels standardised by public
 #: constants), ``step_rule`` (:data:`STEP_RULES`), ``encoding`` (of the census
-#: sets: :data:`dpnotes.data.encodings.ENCODINGS`).
-RUN_OPTIONS: tuple[str, ...] = ("momentum", "normalize", "step_rule", "encoding")
+#: sets: :data:`dpnotes.data.encodings.ENCODINGS`), ``rule`` (DPSGD-F's bound rule
+#: read another way: the switches of :class:`dpnotes.dpsgd.rules.DPSGDFRule` as a
+#: dict; the run then takes DPSGD's steps, with no budget stop, and logs its bounds),
+#: ``count_noise_factor`` (sigma_1 / sigma_2, instead of the profile's) and
+#: ``sampling`` (instead of the profile's).
+RUN_OPTIONS: tuple[str, ...] = (
+    "momentum",
+    "normalize",
+    "step_rule",
+    "encoding",
+    "rule",
+    "count_noise_factor",
+    "sampling",
+)
 
 #: The metrics of the result tables: name -> (group, when, meaning).
 METRICS: dict[str, str] = {
@@ -167,6 +179,12 @@ METRICS: dict[str, str] = {
     "full_loss": "per group, final, where diagnosed: mean training loss of the "
     "trained model over all of the group's training rows",
     "n_test": "per group, final: test examples",
+    "sensitivity_ratio": "per group, every epoch, runs under a bound rule "
+    "(settings['rule']): mean over the epoch's steps of C_k / max_j C_j",
+    "step_share": "per group, every epoch, runs under a bound rule: mean over the "
+    "epoch's steps of the group's share of the summed clipped norms",
+    "largest_bound": "'all', every epoch, runs under a bound rule: the largest C_k "
+    "any step of the epoch used",
 }
 
 _STREAM_ROOT = 2021
@@ -341,7 +359,9 @@ def run_key(
         "seed": int(seed),
         "settings": {k: settings[k] for k in keys},
         "count_noise_factor": (
-            float(config.count_noise_factor) if method in ("naive", "dpsgd_f") else None
+            _count_noise_factor(config, settings)
+            if method in ("naive", "dpsgd_f")
+            else None
         ),
         "sampling": config.sampling,
         "train_rows": config.train_rows,
@@ -423,6 +443,11 @@ def train_and_evaluate(
     return rows[~accuracy | (rows["epoch"] == last)].reset_index(drop=True)
 
 
+def _count_noise_factor(config: TrainingProfile, settings: Mapping[str, Any]) -> float:
+    # sigma_1 / sigma_2: the profile's, unless the run's settings name another.
+    return float(settings.get("count_noise_factor", config.count_noise_factor))
+
+
 def _train_and_evaluate(
     config: TrainingProfile,
     *,
@@ -436,7 +461,7 @@ def _train_and_evaluate(
     """Train one run, test accuracy after every epoch: :func:`train_and_evaluate`."""
     from dpnotes.dpsgd.loop import train
     from dpnotes.dpsgd.models import paper_model
-    from dpnotes.dpsgd.rules import step_noise_multipliers
+    from dpnotes.dpsgd.rules import DPSGDFRule, step_noise_multipliers
     from dpnotes.rng import torch_generator
 
     started = time.perf_counter()
@@ -454,6 +479,8 @@ def _train_and_evaluate(
     private = method != "sgd"
     sigma = float(settings["noise_multiplier"])
     budget = dpsgd_budget(settings, n_train) if private else None
+    # A bound rule (the cause study): DPSGD-F read another way, for DPSGD's steps.
+    rule = DPSGDFRule(**settings["rule"]) if "rule" in settings else None
     model = paper_model(
         dataset, n_features=split.n_features, generator=torch_generator(init_rng)
     )
@@ -475,7 +502,7 @@ def _train_and_evaluate(
             step_noise_multipliers(
                 method,
                 noise_multiplier=sigma,
-                count_noise_factor=float(config.count_noise_factor),
+                count_noise_factor=_count_noise_factor(config, settings),
             )[1]
             if method in ("naive", "dpsgd_f")
             else None
@@ -485,8 +512,11 @@ def _train_and_evaluate(
         **_length(settings, n_train),
         delta=float(settings["delta"]),
         momentum=float(settings.get("momentum", 0.0)),
-        target_epsilon=budget if method in ("naive", "dpsgd_f") else None,
-        sampling=config.sampling,
+        target_epsilon=(
+            budget if method in ("naive", "dpsgd_f") and rule is None else None
+        ),
+        rule=rule,
+        sampling=settings.get("sampling", config.sampling),
         rng=train_rng,
         device=_device(config),
         progress=progress,
@@ -510,12 +540,18 @@ def _train_and_evaluate(
                 rows.append(("clip_fraction", g, h.epoch, h.group_clip_fraction[k]))
             if h.group_weights is not None:
                 rows.append(("group_weight", g, h.epoch, h.group_weights[k]))
+            if rule is not None:
+                rows.append(("sensitivity_ratio", g, h.epoch, h.sensitivity_ratio[k]))
+                rows.append(("step_share", g, h.epoch, h.step_share[k]))
         rows.append(("steps", "all", h.epoch, float(h.steps)))
+        if rule is not None:
+            rows.append(("largest_bound", "all", h.epoch, float(h.largest_bound)))
         if private and h.steps > 0:
             rows.append(("epsilon", "all", h.epoch, h.epsilon))
             rows.append(("epsilon_classic", "all", h.epoch, h.epsilon_classic))
-    if private:
+    if private and rule is None:
         rows.append(("target_epsilon", "all", last, float(budget)))
+    if result.group_epsilon is not None:
         rows += [
             ("group_epsilon", g, last, float(e))
             for g, e in zip(names, result.group_epsilon, strict=True)

@@ -201,6 +201,7 @@ _EXPERIMENT_MODULES: tuple[str, ...] = (
     "dpnotes.experiments.strat_synth",
     "dpnotes.experiments.dpsgd_f",
     "dpnotes.experiments.dpsgdf_reference",
+    "dpnotes.experiments.dpsgdf_causes",
     "dpnotes.experiments.dpsgdf_census",
     "dpnotes.experiments.spending",
     "dpnotes.experiments.spending_e2e",
