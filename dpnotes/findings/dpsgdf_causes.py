@@ -1,0 +1,287 @@
+"""What makes the DPSGD-F paper's class 8 work: the cause table, from the stored runs.
+
+Each variant of ``dpsgdf_causes`` (:data:`dpnotes.experiments.dpsgdf_causes.VARIANTS`)
+changes one step of DPSGD-F's bound rule or of its count noise, on the reference loop
+and its seeds. :func:`cause_table` sets them beside the reference experiment's own
+DPSGD and DPSGD-F runs: per variant, the cost of privacy of digits 8 and 2 (private
+minus SGD accuracy of the same seed), their gap, the bound ratio ``C_8 / max C`` and
+digit 8's share of the step's clipped gradient mass over the late epochs, and the
+epsilon the variant truly spends (inf where it is not private). :func:`cause_verdicts`
+judges digit 8's cost and the gap against the paper's Table 1, with the intervals of
+:mod:`dpnotes.findings.verdict` (seed spread and the binomial error of the test
+accuracies).
+
+References:
+    xu2021removing (Table 1, Figure 2); esipova2023disparate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from dpnotes import paper_numbers
+from dpnotes.findings.dpsgdf import (
+    PAIRS,
+    TOLERANCE,
+    _cost_gap,
+    _require,
+    _wide,
+    accuracy_error,
+    group_test_count,
+    paper_gap,
+)
+from dpnotes.findings.verdict import Estimate, Verdict, compare_value
+
+__all__ = [
+    "BASELINES",
+    "LATE_EPOCHS",
+    "VARIANT_TEXT",
+    "cause_table",
+    "cause_verdicts",
+    "late_mean",
+]
+
+#: How many of the last epochs the bound diagnostics average over.
+LATE_EPOCHS: int = 10
+
+#: What each variant changes, in words (the keys of ``dpsgdf_causes``' variants).
+VARIANT_TEXT: dict[str, str] = {
+    "ours": "ours, for DPSGD's steps",
+    "counts_sigma2": "counts' noise σ₁ = σ₂ (not 10 σ₂)",
+    "counts_exact": "exact counts (not private)",
+    "noise_base": "gradient noise σ₂ C₀ (not σ₂ max C_k; not private)",
+    "guard_clamp1": "noisy counts clamped at 1",
+    "guard_clip3": "raw counts, bounds clipped to [C₀, 3 C₀]",
+    "denominator_public": "overall share m̃ / b (the public b)",
+    "fair_dp": "fair-dp's reading, as its code runs (not private)",
+    "fair_dp_bounds": "fair-dp's bounds, our noise scale",
+    "dpsgd_shuffle": "DPSGD with shuffled fixed-size batches",
+}
+
+#: The reference experiment's own runs shown first: (label, method).
+BASELINES: tuple[tuple[str, str], ...] = (
+    ("DPSGD (reference loop)", "dpsgd"),
+    ("DPSGD-F, ours (budget stop)", "dpsgd_f"),
+)
+
+_DIGITS = PAIRS["mnist"]  # ("digit 8", "digit 2")
+
+
+def late_mean(
+    frame: pd.DataFrame, metric: str, group: str, *, epochs: int = LATE_EPOCHS
+) -> pd.Series:
+    """Return a per-epoch metric's mean over each run's last ``epochs`` epochs, by seed.
+
+    Args:
+        frame: The rows of one method or variant (columns ``seed``, ``metric``,
+            ``group``, ``epoch``, ``value``).
+        metric: A per-epoch metric, e.g. ``"sensitivity_ratio"``.
+        group: The group, e.g. ``"digit 8"``.
+        epochs: How many of the last epochs.
+
+    Returns:
+        The mean per seed (empty where the metric is absent).
+
+    Raises:
+        ValueError: If a column is missing or ``epochs`` is below 1.
+
+    Examples:
+        >>> t = pd.DataFrame({"seed": 0, "metric": "m", "group": "g",
+        ...                   "epoch": [1, 2, 3], "value": [1.0, 2.0, 4.0]})
+        >>> late_mean(t, "m", "g", epochs=2).tolist()
+        [3.0]
+    """
+    _require(frame, ("seed", "metric", "group", "epoch", "value"), "late_mean")
+    if epochs < 1:
+        raise ValueError(f"epochs must be at least 1, got {epochs}.")
+    d = frame[(frame.metric == metric) & (frame.group == group)]
+    if d.empty:
+        return pd.Series(dtype=float, name=metric)
+    last = d.groupby("seed")["epoch"].transform("max")
+    d = d[d.epoch > last - epochs]
+    return d.groupby("seed")["value"].mean().rename(metric)
+
+
+def _final_epsilon(frame: pd.DataFrame) -> float:
+    eps = frame[(frame.metric == "epsilon") & (frame.group == "all")]
+    if eps.empty:
+        return math.nan
+    last = eps[eps.epoch == eps.groupby("seed")["epoch"].transform("max")]
+    return float(last["value"].max())
+
+
+def _runs(
+    causes: pd.DataFrame, reference: pd.DataFrame
+) -> list[tuple[str, str, str, pd.DataFrame]]:
+    """(label, key, method, rows) of each baseline and variant."""
+    main = reference[reference.part == "main"]
+    keep = ["method", "seed", "metric", "group", "epoch", "value"]
+    out = []
+    for label, method in BASELINES:
+        rows = main[main.method == method]
+        if len(rows):
+            out.append((label, method, method, rows[keep]))
+    for variant, rows in causes.groupby("variant", sort=False):
+        method = str(rows["method"].iloc[0])
+        out.append((VARIANT_TEXT.get(variant, variant), variant, method, rows[keep]))
+    return out
+
+
+def _check(causes: pd.DataFrame, reference: pd.DataFrame, what: str) -> None:
+    columns = ("method", "seed", "metric", "group", "epoch", "value")
+    _require(causes, ("variant", *columns), what)
+    _require(reference, ("part", *columns), what)
+    main = reference[reference.part == "main"]
+    if not (main.method == "sgd").any():
+        raise ValueError(
+            f"{what}: the reference table has no SGD run (part 'main') to take the "
+            "costs of privacy against."
+        )
+
+
+def _sgd(reference: pd.DataFrame) -> pd.DataFrame:
+    main = reference[reference.part == "main"]
+    return main[main.method == "sgd"][
+        ["method", "seed", "metric", "group", "epoch", "value"]
+    ]
+
+
+def _estimates(
+    rows: pd.DataFrame, sgd: pd.DataFrame, method: str, counts: Mapping[str, int | None]
+) -> dict[str, Estimate] | None:
+    """Costs of digits 8 and 2 and their gap, over the seeds SGD also has."""
+    runs = pd.concat([rows, sgd], ignore_index=True)
+    wide = _wide(runs, "accuracy")
+    seeds = set(rows.seed.unique()) & set(sgd.seed.unique())
+    if not seeds:
+        return None
+    wide = wide.loc[sorted(seeds)]
+    out = {}
+    for g in _DIGITS:
+        cost = wide[(method, g)] - wide[("sgd", g)]
+        se = accuracy_error(
+            (wide[(m, g)].mean(), counts.get(g)) for m in (method, "sgd")
+        )
+        out[g] = Estimate(tuple(cost.to_numpy(dtype=float)), se_test=se)
+    out["gap"] = _cost_gap(
+        wide, wide, method, _DIGITS, tuple(counts.get(g) for g in _DIGITS)
+    )
+    return out
+
+
+def cause_table(
+    causes: pd.DataFrame,
+    reference: pd.DataFrame,
+    *,
+    epochs: int = LATE_EPOCHS,
+    decimals: int = 3,
+) -> pd.DataFrame:
+    """Return the cause table: one row per baseline and variant.
+
+    Args:
+        causes: The table of ``dpsgdf_causes``.
+        reference: The table of ``dpsgdf_reference`` (its ``part="main"`` runs: SGD,
+            whose accuracies the costs are taken against, and the baselines
+            :data:`BASELINES`).
+        epochs: The late epochs the bound diagnostics average over.
+        decimals: Decimals of the numbers shown.
+
+    Returns:
+        Columns ``run``, ``variant``, ``private``, ``epsilon``, ``seeds``,
+        ``Δ digit 8``, ``Δ digit 2``, ``gap 8 − 2`` (mean with its 95% interval, as
+        text), ``C_8 / max C`` and ``digit 8's share`` (late epochs; blank for the
+        baselines, which did not log them) and the numbers behind the text
+        (``cost8``, ``cost2``, ``gap``, ``ratio8``, ``share8``).
+
+    Raises:
+        ValueError: If a column is missing or the reference has no SGD run.
+    """
+    _check(causes, reference, "cause_table")
+    sgd = _sgd(reference)
+    counts = {g: group_test_count(reference, g) for g in _DIGITS}
+    rows = []
+    for label, key, method, frame in _runs(causes, reference):
+        est = _estimates(frame, sgd, method, counts)
+        if est is None:
+            continue
+        ratio = late_mean(frame, "sensitivity_ratio", "digit 8", epochs=epochs)
+        share = late_mean(frame, "step_share", "digit 8", epochs=epochs)
+        eps = _final_epsilon(frame)
+        private = math.isfinite(eps)
+        rows.append(
+            {
+                "run": label,
+                "variant": key,
+                "private": "yes" if private else "no",
+                "epsilon": f"{eps:.2f}" if private else "∞",
+                "seeds": est["gap"].n_seeds,
+                "Δ digit 8": _text(est["digit 8"], decimals),
+                "Δ digit 2": _text(est["digit 2"], decimals),
+                "gap 8 − 2": _text(est["gap"], decimals),
+                "C_8 / max C": f"{ratio.mean():.2f}" if len(ratio) else "",
+                "digit 8's share": f"{share.mean():.3f}" if len(share) else "",
+                "cost8": est["digit 8"].mean,
+                "cost2": est["digit 2"].mean,
+                "gap": est["gap"].mean,
+                "ratio8": float(ratio.mean()) if len(ratio) else math.nan,
+                "share8": float(share.mean()) if len(share) else math.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _text(e: Estimate, decimals: int) -> str:
+    return f"{e.mean:+.{decimals}f} {e.interval_text(decimals)}"
+
+
+def cause_verdicts(
+    causes: pd.DataFrame,
+    reference: pd.DataFrame,
+    *,
+    variants: Sequence[str] | None = None,
+) -> list[Verdict]:
+    """Judge each DPSGD-F variant's digit-8 cost and 8/2 gap against Table 1.
+
+    The paper's numbers are DPSGD-F's row of its Table 1 (class 8's Δ, and
+    Δ(8) − Δ(2) from :func:`~dpnotes.findings.dpsgdf.paper_gap`); the tolerance is
+    :data:`~dpnotes.findings.dpsgdf.TOLERANCE`. Verdicts name the variant in the
+    quantity; variants that train DPSGD (not DPSGD-F) are left out.
+
+    Args:
+        causes: The table of ``dpsgdf_causes``.
+        reference: The table of ``dpsgdf_reference``.
+        variants: The variants to judge (default every DPSGD-F variant stored).
+
+    Returns:
+        Two verdicts per variant: digit 8's cost, then the gap.
+    """
+    _check(causes, reference, "cause_verdicts")
+    sgd = _sgd(reference)
+    counts = {g: group_test_count(reference, g) for g in _DIGITS}
+    table1 = paper_numbers.DPSGDF_TABLE1["mnist"]["dpsgd_f"]
+    paper8 = table1[paper_numbers.DPSGDF_GROUPS["mnist"].index("digit 8")]
+    gap = paper_gap("mnist", "dpsgd_f")
+    out = []
+    for label, key, method, frame in _runs(causes, reference):
+        if method != "dpsgd_f" or (variants is not None and key not in variants):
+            continue
+        est = _estimates(frame, sgd, method, counts)
+        if est is None:
+            continue
+        out.append(
+            compare_value(
+                f"{label}: Δ digit 8 (Table 1)",
+                paper8,
+                est["digit 8"],
+                tolerance=TOLERANCE,
+            )
+        )
+        out.append(
+            compare_value(
+                f"{label}: Δ(8) − Δ(2) (Table 1)", gap, est["gap"], tolerance=TOLERANCE
+            )
+        )
+    return out

@@ -1,0 +1,122 @@
+"""The DPSGD-F cause table on hand-made tables whose answers are known."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from dpnotes import paper_numbers
+from dpnotes.findings.dpsgdf import paper_gap
+from dpnotes.findings.dpsgdf_causes import cause_table, cause_verdicts, late_mean
+
+PAPER8 = paper_numbers.DPSGDF_TABLE1["mnist"]["dpsgd_f"][2]  # class 8's Δ
+
+
+def _run(method, seed, acc8, acc2, *, epochs=12, eps=2.0, ratio8=None, **keys):
+    rows = []
+    for e in range(1, epochs + 1):
+        rows.append((method, seed, "epsilon", "all", e, eps * e / epochs))
+        if ratio8 is not None:
+            # the ratio climbs by 0.01 an epoch: the last 10 epochs average known
+            rows.append(
+                (method, seed, "sensitivity_ratio", "digit 8", e, ratio8 + 0.01 * e)
+            )
+            rows.append((method, seed, "step_share", "digit 8", e, 0.02))
+    rows += [
+        (method, seed, "accuracy", "digit 8", epochs, acc8),
+        (method, seed, "accuracy", "digit 2", epochs, acc2),
+        (method, seed, "n_test", "digit 8", epochs, 974.0),
+        (method, seed, "n_test", "digit 2", epochs, 1032.0),
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["method", "seed", "metric", "group", "epoch", "value"]
+    )
+    return frame.assign(**keys)
+
+
+def _reference(seeds=(0, 1)):
+    parts = []
+    for s in seeds:
+        parts.append(_run("sgd", s, 0.95, 0.99, eps=math.inf, part="main"))
+        parts.append(_run("dpsgd", s, 0.60, 0.95, part="main"))
+        parts.append(_run("dpsgd_f", s, 0.66, 0.95, part="main"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _causes(seeds=(0, 1)):
+    parts = []
+    for s in seeds:
+        # exact counts: digit 8 as the paper's (cost = PAPER8), not private
+        parts.append(_run("dpsgd_f", s, 0.95 + PAPER8, 0.99 - 0.01, eps=math.inf,
+                          ratio8=0.80, variant="counts_exact"))  # fmt: skip
+        parts.append(_run("dpsgd_f", s, 0.65 + 0.01 * s, 0.95, ratio8=0.60,
+                          variant="ours"))  # fmt: skip
+    return pd.concat(parts, ignore_index=True)
+
+
+def test_late_mean_takes_the_last_epochs():
+    frame = _causes(seeds=(0,))
+    ours = frame[frame.variant == "ours"]
+    # epochs 3..12 -> 0.60 + 0.01 * mean(3..12) = 0.60 + 0.075
+    assert late_mean(ours, "sensitivity_ratio", "digit 8").tolist() == pytest.approx(
+        [0.675]
+    )
+    assert late_mean(ours, "sensitivity_ratio", "digit 8", epochs=1).tolist() == (
+        pytest.approx([0.72])
+    )
+    assert late_mean(ours, "sensitivity_ratio", "digit 2").empty
+    with pytest.raises(ValueError, match="at least 1"):
+        late_mean(ours, "sensitivity_ratio", "digit 8", epochs=0)
+
+
+def test_cause_table_costs_gaps_and_privacy():
+    table = cause_table(_causes(), _reference()).set_index("variant")
+    assert list(table.index) == ["dpsgd", "dpsgd_f", "counts_exact", "ours"]
+    # Baselines: DPSGD costs digit 8 0.35, digit 2 0.04; gap -0.31
+    assert table.loc["dpsgd", "cost8"] == pytest.approx(-0.35)
+    assert table.loc["dpsgd", "gap"] == pytest.approx(-0.31)
+    assert table.loc["dpsgd", "C_8 / max C"] == ""  # not logged by the reference
+    exact = table.loc["counts_exact"]
+    assert exact["cost8"] == pytest.approx(PAPER8)
+    assert exact["cost2"] == pytest.approx(-0.01)
+    assert exact["private"] == "no" and exact["epsilon"] == "∞"
+    ours = table.loc["ours"]
+    assert ours["private"] == "yes" and ours["epsilon"] == "2.00"
+    assert ours["cost8"] == pytest.approx(-0.295)  # seeds: -0.30, -0.29
+    assert ours["ratio8"] == pytest.approx(0.675) and ours["seeds"] == 2
+    assert ours["Δ digit 8"].startswith("-0.295 [")
+
+
+def test_cause_table_uses_only_seeds_with_sgd():
+    table = cause_table(_causes(seeds=(0, 1, 2)), _reference(seeds=(0, 1)))
+    assert set(table["seeds"]) == {2}
+
+
+def test_cause_verdicts_against_table1():
+    verdicts = cause_verdicts(_causes(), _reference())
+    by = {v.quantity: v for v in verdicts}
+    exact8 = next(
+        v for q, v in by.items() if q.startswith("exact counts") and "digit 8" in q
+    )
+    assert exact8.outcome == "reproduces" and exact8.paper == PAPER8
+    ours8 = next(
+        v for q, v in by.items() if q.startswith("ours, for") and "digit 8" in q
+    )
+    assert ours8.outcome == "differs"
+    gap = next(v for q, v in by.items() if q.startswith("ours, for") and "Δ(8)" in q)
+    assert gap.paper == paper_gap("mnist", "dpsgd_f")
+    # Only DPSGD-F variants, and only those asked for.
+    assert not any(q.startswith("DPSGD (") for q in by)
+    assert len(cause_verdicts(_causes(), _reference(), variants=["ours"])) == 2
+
+
+def test_cause_table_bad_input():
+    with pytest.raises(ValueError, match="variant"):
+        cause_table(_causes().drop(columns="variant"), _reference())
+    ref = _reference()
+    with pytest.raises(ValueError, match="no SGD run"):
+        cause_table(_causes(), ref[ref.method != "sgd"])
+    with pytest.raises(ValueError, match="part"):
+        cause_table(_causes(), ref.drop(columns="part"))
