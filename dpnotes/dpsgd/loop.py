@@ -820,7 +820,7 @@ class _EpochTotals:
         self.clipped = torch.zeros_like(self.loss)
         self.ratio = torch.zeros_like(self.loss)
         self.share = torch.zeros_like(self.loss)
-        self.largest = 0.0
+        self.largest = torch.zeros((), dtype=torch.float64, device=device)
         self.steps = 0
 
     def add(
@@ -845,7 +845,7 @@ class _EpochTotals:
             total = mass.sum()
             if total > 0:
                 self.share.index_add_(0, groups, mass / total)
-            self.largest = max(self.largest, float(out.clip_bounds.max()))
+            self.largest = torch.maximum(self.largest, out.clip_bounds.max().double())
         self.steps += 1
 
     def stats(self, run: _Run, *, epoch: int, steps: int) -> EpochStats:
@@ -886,7 +886,7 @@ class _EpochTotals:
                 if run.private
                 else None
             ),
-            largest_bound=self.largest if run.private else None,
+            largest_bound=float(self.largest) if run.private else None,
         )
 
 
