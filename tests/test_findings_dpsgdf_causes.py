@@ -120,3 +120,53 @@ def test_cause_table_bad_input():
         cause_table(_causes(), ref[ref.method != "sgd"])
     with pytest.raises(ValueError, match="part"):
         cause_table(_causes(), ref.drop(columns="part"))
+
+
+def _verdict(name, cost):
+    from dpnotes.findings.verdict import compare_value, estimate
+
+    return compare_value(f"{name}: Δ digit 8", PAPER8, estimate([cost]), tolerance=0.02)
+
+
+def test_reproducing_text_at_zero_one_and_all():
+    from dpnotes.findings.dpsgdf_causes import reproducing_text
+
+    assert reproducing_text([], {}) == "No DPSGD-F variant is computed yet."
+    assert reproducing_text([_verdict("a", -0.3)], {"a": True}) == (
+        "The one variant computed leaves digit 8's cost outside the paper's tolerance."
+    )
+    both = [_verdict("a", PAPER8), _verdict("b", PAPER8 + 0.01)]
+    text = reproducing_text(both, {"a": True, "b": False})
+    assert text.startswith("Of 2 variants, 2 bring") and "b (not private)" in text
+    assert reproducing_text([_verdict("a", PAPER8)], {"a": True}).startswith(
+        "The one variant computed brings"
+    )
+    none = [_verdict("a", -0.3), _verdict("b", -0.4)]
+    assert reproducing_text(none, {}).startswith("All 2 variants leave")
+
+
+class _Stored:
+    def __init__(self, table, profile, partial=False, meta=None):
+        self.table, self.profile, self.partial = table, profile, partial
+        self.meta = meta or {}
+
+    def cells_by_machine(self):
+        return {"a test CPU": 4}
+
+
+def test_cause_section_and_caption():
+    from dpnotes.findings.dpsgdf_causes import cause_section, causes_caption
+
+    section = cause_section(_Stored(_causes(), "quick"), _reference())
+    assert list(section.table.columns)[:3] == ["run", "private", "epsilon"]
+    assert len(section.table) == 4 and len(section.verdicts) == 6  # 3 DPSGD-F rows
+    assert "first 12 epochs" in section.caption and "The plan" in section.caption
+    assert section.texts["causes-epochs"] == "10"
+    text = section.texts["causes-reproducing"]
+    assert text.endswith(": exact counts (not private).")
+    partial = _Stored(_causes(), "paper", True, {"cells_done": [1, 2], "cells": 30})
+    assert "2 of 30 runs computed so far (4 on a test CPU)" in causes_caption(partial)
+    assert "The plan" in causes_caption(partial)
+    done = causes_caption(_Stored(_causes(), "paper", False, {"cells": 30}))
+    assert "all 30 runs computed" in done and "The plan" not in done
+    assert "No run of `dpsgdf_causes`" in causes_caption(None)

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from dpnotes import paper_numbers
+from dpnotes import paper_numbers, report
 from dpnotes.findings.dpsgdf import (
     PAIRS,
     TOLERANCE,
@@ -39,9 +41,13 @@ __all__ = [
     "BASELINES",
     "LATE_EPOCHS",
     "VARIANT_TEXT",
+    "CauseSection",
+    "cause_section",
     "cause_table",
     "cause_verdicts",
+    "causes_caption",
     "late_mean",
+    "reproducing_text",
 ]
 
 #: How many of the last epochs the bound diagnostics average over.
@@ -285,3 +291,137 @@ def cause_verdicts(
             )
         )
     return out
+
+
+def reproducing_text(verdicts: Sequence[Verdict], private: Mapping[str, bool]) -> str:
+    """Say which variants' digit-8 cost reproduces the paper's, and their privacy.
+
+    Args:
+        verdicts: From :func:`cause_verdicts` (the digit-8 ones are read).
+        private: Variant label (the text before ``":"`` in the quantity) -> whether
+            it is private.
+
+    Returns:
+        A sentence.
+
+    Examples:
+        >>> from dpnotes.findings.verdict import compare_value, estimate
+        >>> def v(name, cost):
+        ...     return compare_value(f"{name}: Δ digit 8", -0.04, estimate([cost]),
+        ...                          tolerance=0.02)
+        >>> reproducing_text([v("a", -0.041), v("b", -0.3)], {"a": False})
+        "Of 2 variants, one brings digit 8's cost within ±0.02 of the paper's: a (not private)."
+        >>> reproducing_text([v("b", -0.3)], {"b": True})
+        "The one variant computed leaves digit 8's cost outside the paper's tolerance."
+    """  # noqa: E501
+    eights = [v for v in verdicts if "Δ digit 8" in v.quantity]
+    n = len(eights)
+    if n == 0:
+        return "No DPSGD-F variant is computed yet."
+    hits = [v for v in eights if v.outcome == "reproduces"]
+    if not hits:
+        who = "The one variant computed leaves" if n == 1 else f"All {n} variants leave"
+        return f"{who} digit 8's cost outside the paper's tolerance."
+    head = "The one variant computed" if n == 1 else f"Of {n} variants,"
+    names = []
+    for v in hits:
+        label = v.quantity.split(":")[0]
+        flag = not private.get(label, True) and "not private" not in label
+        names.append(label + (" (not private)" if flag else ""))
+    tol = hits[0].tolerance
+    which = (
+        "brings"
+        if n == 1
+        else ("one brings" if len(hits) == 1 else f"{len(hits)} bring")
+    )
+    return (
+        f"{head} {which} digit 8's cost within ±{tol:g} of the paper's: "
+        + "; ".join(names)
+        + "."
+    )
+
+
+def causes_caption(result: Any) -> str:
+    """Say which profile of ``dpsgdf_causes`` is shown, how far it got, and the plan.
+
+    Args:
+        result: Its stored result (``profile``, ``partial``, ``meta``,
+            ``cells_by_machine()``), or None.
+    """
+    plan = (
+        "The plan: the paper profile (the reference loop's 60 epochs, seeds 0-2, "
+        "seed 0 of every variant first; about 30 min a run on one CPU thread, "
+        "minutes on a GPU), with `python -m dpnotes run dpsgdf_causes --profile "
+        "paper`."
+    )
+    if result is None:
+        return "No run of `dpsgdf_causes` is stored here. " + plan
+    machines = result.cells_by_machine()
+    where = "; ".join(f"{n} on {name}" for name, n in machines.items())
+    if result.profile == "paper":
+        done = len(result.meta.get("cells_done", [])) if result.partial else None
+        total = result.meta.get("cells_total") or result.meta.get("cells")
+        state = (
+            f"{done} of {total} runs computed so far ({where})"
+            if result.partial
+            else f"all {total} runs computed ({where})"
+        )
+        return f"The paper profile of `dpsgdf_causes`: {state}." + (
+            " " + plan if result.partial else ""
+        )
+    epochs = int(result.table["epoch"].max())
+    return (
+        f"The {result.profile} profile of `dpsgdf_causes`: the first "
+        f"{report.plural(epochs, 'epoch')} of every variant, seed 0 ({where}), "
+        "beside the reference loop's runs of the same profile: the start of the "
+        "trajectories, not the late epochs where the paper's Table 1 is measured. "
+        + plan
+    )
+
+
+@dataclass(frozen=True)
+class CauseSection:
+    """What the chapter shows of the cause study.
+
+    Attributes:
+        table: The cause table to display (:func:`cause_table`'s text columns).
+        verdicts: :func:`cause_verdicts`.
+        caption: :func:`causes_caption`.
+        texts: Glue names -> text (``causes-reproducing``, ``causes-epochs``).
+    """
+
+    table: pd.DataFrame
+    verdicts: list[Verdict]
+    caption: str
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
+    """Build the cause study's table, verdicts and texts from the stored results.
+
+    Args:
+        result: The stored result of ``dpsgdf_causes`` (any profile).
+        reference: The table of ``dpsgdf_reference`` of the same profile (its SGD
+            runs give the costs; its DPSGD and DPSGD-F runs are the baselines).
+    """
+    full = cause_table(result.table, reference)
+    verdicts = cause_verdicts(result.table, reference)
+    private = dict(zip(full["run"], full["private"] == "yes", strict=True))
+    shown = full[
+        [
+            "run",
+            "private",
+            "epsilon",
+            "Δ digit 8",
+            "Δ digit 2",
+            "gap 8 − 2",
+            "C_8 / max C",
+            "digit 8's share",
+        ]
+    ]
+    epochs = int(result.table["epoch"].max())
+    texts = {
+        "causes-reproducing": reproducing_text(verdicts, private),
+        "causes-epochs": f"{min(LATE_EPOCHS, epochs)}",
+    }
+    return CauseSection(shown, verdicts, causes_caption(result), texts)
