@@ -86,7 +86,8 @@ def test_cause_table_costs_gaps_and_privacy():
     assert ours["private"] == "yes" and ours["epsilon"] == "2.00"
     assert ours["cost8"] == pytest.approx(-0.295)  # seeds: -0.30, -0.29
     assert ours["ratio8"] == pytest.approx(0.675) and ours["seeds"] == 2
-    assert ours["Δ digit 8"].startswith("-0.295 [")
+    assert ours["Δ digit 8"].startswith("-0.295 ± ")
+    assert exact["ε spent"] == "∞ (not private)"
 
 
 def test_cause_table_uses_only_seeds_with_sgd():
@@ -158,7 +159,7 @@ def test_cause_section_and_caption():
     from dpnotes.findings.dpsgdf_causes import cause_section, causes_caption
 
     section = cause_section(_Stored(_causes(), "quick"), _reference())
-    assert list(section.table.columns)[:3] == ["run", "private", "epsilon"]
+    assert list(section.table.columns)[:2] == ["run", "ε spent"]
     assert len(section.table) == 4 and len(section.verdicts) == 6  # 3 DPSGD-F rows
     assert "first 12 epochs" in section.caption and "The plan" in section.caption
     assert section.texts["causes-epochs"] == "10"

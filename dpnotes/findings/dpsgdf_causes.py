@@ -196,9 +196,9 @@ def cause_table(
         decimals: Decimals of the numbers shown.
 
     Returns:
-        Columns ``run``, ``variant``, ``private``, ``epsilon``, ``seeds``,
-        ``Δ digit 8``, ``Δ digit 2``, ``gap 8 − 2`` (mean with its 95% interval, as
-        text), ``C_8 / max C`` and ``digit 8's share`` (late epochs; blank for the
+        Columns ``run``, ``variant``, ``private``, ``epsilon``, ``ε spent``,
+        ``seeds``, ``Δ digit 8``, ``Δ digit 2``, ``gap 8 − 2`` (mean ± the half-width
+        of its 95% interval, as text), ``C_8 / max C`` and ``digit 8's share`` (late epochs; blank for the
         baselines, which did not log them) and the numbers behind the text
         (``cost8``, ``cost2``, ``gap``, ``ratio8``, ``share8``).
 
@@ -223,6 +223,7 @@ def cause_table(
                 "variant": key,
                 "private": "yes" if private else "no",
                 "epsilon": f"{eps:.2f}" if private else "∞",
+                "ε spent": f"{eps:.2f}" if private else "∞ (not private)",
                 "seeds": est["gap"].n_seeds,
                 "Δ digit 8": _text(est["digit 8"], decimals),
                 "Δ digit 2": _text(est["digit 2"], decimals),
@@ -240,7 +241,8 @@ def cause_table(
 
 
 def _text(e: Estimate, decimals: int) -> str:
-    return f"{e.mean:+.{decimals}f} {e.interval_text(decimals)}"
+    # mean ± the half-width of its 95% interval: narrower than "[low, high]"
+    return f"{e.mean:+.{decimals}f} ± {e.half_width:.{decimals}f}"
 
 
 def cause_verdicts(
@@ -410,8 +412,7 @@ def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
     shown = full[
         [
             "run",
-            "private",
-            "epsilon",
+            "ε spent",
             "Δ digit 8",
             "Δ digit 2",
             "gap 8 − 2",
