@@ -975,6 +975,10 @@ def test_accounting_tables_on_a_small_setting(monkeypatch):
     assert a.texts["count-ratio"] == "2"  # 0.5 against 0.2
     assert a.texts["lr-gain"] == f"{(10 / 9) ** 0.5 - 1:.1%} on MNIST"
     assert a.texts["pld-joint"] == "MNIST 5.00 against 6.50" and a.pld_below_rdp
+    # The paper's "T is 19 less" beside our one step less (the stand-in above).
+    (fewer,) = a.verdicts
+    assert (fewer.paper, fewer.ours.mean, fewer.outcome) == (19, 1.0, "differs")
+    assert set(fewer.extra) == {"the paper's accounting, recomputed"}
     with pytest.raises(ValueError, match="no size or setting"):
         f.accounting({}, settings, names={"mnist": "MNIST"})
     with pytest.raises(ValueError, match="smaller than a batch"):
@@ -1097,3 +1101,15 @@ def test_unfinished_text_names_each_partial_profile():
     assert f.unfinished_text({"dpsgdf_census": result(80, 80, False)}) == ""
     with pytest.raises(TypeError, match="not a stored result"):
         f.unfinished_text({"dpsgdf_main": pd.DataFrame()})
+
+
+def test_paper_steps_cut_by_its_accounting():
+    # The counts' curve added to the gradient's: a larger sigma_1 costs fewer steps,
+    # a tiny one (counts as noisy as the gradient) about half of them.
+    q, t = 256 / 54649, 12809
+    cut = [f.paper_steps_cut(q, (0.8, s1), t, 1e-6) for s1 in (80.0, 8.0, 0.8)]
+    assert 0 <= cut[0] < cut[1] < cut[2] < t
+    assert cut[1] == 47  # MNIST at the paper's settings (its text says 19)
+    assert abs(cut[2] - t / 2) < 0.1 * t
+    # One step of budget: never a negative cut.
+    assert f.paper_steps_cut(q, (0.8, 8.0), 1, 1e-6) in (0, 1)
