@@ -355,8 +355,8 @@ def test_superquail_quick_run_numbers_and_directions(e2e_quick):
     assert rows[0].ours.n_test == 2000 and rows[0].ours.interval_text() == (
         "[0.664, 0.704]")  # fmt: skip
     assert rows[0].reason == "why; the paper's value outside our interval"
-    black_fnr = rows[5]  # paper 16 %, ours 0.154 over 240 black records
-    assert black_fnr.ours.n_test == 240 and black_fnr.reason.endswith(
+    black_fnr = rows[5]  # paper 16 %, ours 0.154: 19 of the 123 black positives
+    assert black_fnr.ours.n_test == 123 and black_fnr.reason.endswith(
         "inside our interval"
     )
     texts = findings.quick_texts(t, dataset=NY, rows=20_000)
@@ -459,7 +459,8 @@ def test_superquail_paper_profile_numbers_and_claims(e2e_paper, e2e_quick):
     e3 = findings.budget_of(ft, dataset=NY, power=3)
     t1 = findings.table1_verdicts(ft, dataset=NY, epsilon=e3, note="n")
     assert {v.n_seeds for v in t1} == {10}
-    assert [v.ours.n_test for v in t1[:6]] == [4000, 4000, 2851, 2851, 486, 486]
+    # An FNR's test count is the group's positives (findings.group_positives).
+    assert [v.ours.n_test for v in t1[:6]] == [4000, 2267, 2851, 1627, 486, 250]
     # The rows inside our interval all the same: black FNR of Real and FSQ-Bal, MST's
     # and FSQ-Bal's black accuracy are not among them (another state).
     inside = [v.quantity for v in t1 if v.reason.endswith("inside our interval")]
@@ -629,7 +630,22 @@ def with_counts(
     t: pd.DataFrame,
     counts=(("overall", 5000), ("white", 4000), ("black", 17), ("other", 983)),
 ):
-    """``t`` with the ``count`` metric of every group, method, budget and seed."""
+    """``t`` with the ``count`` metric of every group, method, budget and seed.
+
+    Its FNR and FPR are rewritten to agree with the accuracy for half of each group
+    positive (FNR 1.2 and FPR 0.8 times the error rate), so that the positives can be
+    recovered from the rates (:func:`findings.group_positives`).
+    """
+    acc = t[t.metric == "accuracy"].set_index(
+        ["dataset", "epsilon", "seed", "method", "group"]
+    )["value"]
+    t = t.copy()
+    for metric, factor in (("fnr", 1.2), ("fpr", 0.8)):
+        rows = t.metric == metric
+        keys = pd.MultiIndex.from_frame(
+            t.loc[rows, ["dataset", "epsilon", "seed", "method", "group"]]
+        )
+        t.loc[rows, "value"] = factor * (1 - acc.reindex(keys).to_numpy())
     cells = t[["dataset", "epsilon", "seed", "method"]].drop_duplicates()
     rows = [(*cell, g, "count", n) for cell in cells.itertuples(index=False)
             for g, n in counts]  # fmt: skip
@@ -905,7 +921,9 @@ def test_quick_texts_on_a_hand_made_table():
     assert texts["n-test"] == "5,000"
     assert texts["eps-list"] == "1.00, 2.72, 7.39, 20.09, 54.60"
     assert texts["acc-mst-e3"] == "0.800" and texts["accb-mst-e3"] == "0.780"
-    assert texts["fnrw-sq-e0"] == "0.802"  # SQ before it beats MST: 0.78 + 0.02 + noise
+    # SQ before it beats MST: accuracy 0.78 + 0.02 + noise = 0.802, and with_counts'
+    # FNR 1.2 times its error rate.
+    assert texts["fnrw-sq-e0"] == "0.238"
     with pytest.raises(ValueError, match="no budget e\\^3"):
         findings.quick_texts(t[t.epsilon < 10], dataset=DATASETS[0], rows=None)
     with pytest.raises(ValueError, match="no 'count'"):
@@ -949,3 +967,25 @@ def test_what_the_dpsage_chapter_glues_and_shows_on_a_hand_made_table():
     low.loc[low.labels == "synthetic", "value"] = low.seed * 0.01
     cells = findings.table2_comparisons(low, labels="synthetic")
     assert cells[0].ours.low == 0.0 and cells[0].ours.interval_text(2) == "[0.00, 0.03]"
+
+
+def test_group_positives_from_the_stored_rates():
+    # Recovered per group from accuracy, FNR and FPR: the groups add up to the whole
+    # split, and the share of positives is the split's base rate.
+    from stored_tables import stored_table
+
+    t = stored_table("spending_e2e")
+    for dataset in t.dataset.unique():
+        pos = findings.group_positives(t, dataset=dataset)
+        counts = findings.group_test_counts(t, dataset=dataset)
+        parts = pos.drop("overall")
+        assert abs(parts.sum() - pos["overall"]) <= len(parts)
+        assert (pos <= counts.reindex(pos.index)).all() and (pos >= 1).all()
+    ny = findings.group_positives(t, dataset="ACSEmployment-NY-sample")
+    assert ny["overall"] / 4000 == pytest.approx(0.575, abs=0.01)  # the base rate
+    # Rates that cannot tell positives apart (FNR = FPR in every run) are refused.
+    flat = t[t.dataset == "ACSMobility-NM"].copy()
+    fpr = flat.metric == "fpr"
+    flat.loc[fpr, "value"] = flat.loc[flat.metric == "fnr", "value"].to_numpy()
+    with pytest.raises(ValueError, match="FNR and FPR apart"):
+        findings.group_positives(flat, dataset="ACSMobility-NM")

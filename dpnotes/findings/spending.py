@@ -104,6 +104,7 @@ __all__ = [
     "fair_cost",
     "fair_cost_frame",
     "figure3_values",
+    "group_positives",
     "group_test_counts",
     "has_whole_seed",
     "mean_by_budget",
@@ -1003,6 +1004,59 @@ def group_test_counts(table: pd.DataFrame, *, dataset: str) -> pd.Series:
     return spread["min"].astype(int).rename("count")
 
 
+def group_positives(table: pd.DataFrame, *, dataset: str) -> pd.Series:
+    """Return the number of positive test records of each group, from the stored rates.
+
+    An FNR is a proportion of the group's positives, not of all its test records, so
+    its binomial error needs that count, which the table does not store. It follows
+    from what it does store: with ``n`` records, ``P`` positives and ``n − P``
+    negatives, the errors are ``n (1 − accuracy) = FNR · P + FPR · (n − P)``, so
+    ``P = n (1 − accuracy − FPR) / (FNR − FPR)``. Every run of a seed is scored on the
+    same split; the value is the median over the runs whose FNR and FPR differ by at
+    least 0.05 (where the ratio is well conditioned), rounded.
+
+    Returns:
+        The counts, indexed by group (``"overall"`` included).
+
+    Raises:
+        ValueError: As :func:`group_test_counts`, or if no run of a group has FNR and
+            FPR apart.
+
+    Examples:
+        >>> rows = [("d", 1.0, 0, "m", "g", k, v) for k, v in (("count", 100),
+        ...         ("accuracy", 0.8), ("fnr", 0.25), ("fpr", 0.1))]
+        >>> t = pd.DataFrame(rows, columns=list(E2E_COLUMNS))
+        >>> int(group_positives(t, dataset="d")["g"])  # 0.25 P + 0.1 (100 - P) = 20
+        67
+    """
+    counts = group_test_counts(table, dataset=dataset)
+    d = table[table["dataset"] == dataset]
+    keys = [c for c in E2E_COLUMNS if c not in ("metric", "value")]
+    wide = d[d["metric"].isin(("accuracy", "fnr", "fpr"))].pivot_table(
+        index=keys, columns="metric", values="value", aggfunc="first"
+    )
+    wide = wide.dropna().reset_index()
+    wide = wide[wide["group"].isin(counts.index)]
+    apart = (wide["fnr"] - wide["fpr"]).abs() >= 0.05
+    wide = wide[apart]
+    n = wide["group"].map(counts).astype(float)
+    wide["positives"] = (
+        n * (1 - wide["accuracy"] - wide["fpr"]) / (wide["fnr"] - wide["fpr"])
+    )
+    out = wide.groupby("group")["positives"].median().round()
+    missing = [g for g in counts.index if g not in out.index]
+    if missing:
+        raise ValueError(
+            f"{dataset}: no run of {missing} has FNR and FPR apart, so its positives "
+            "cannot be recovered."
+        )
+    return (
+        out.clip(lower=1, upper=counts.reindex(out.index))
+        .astype(int)
+        .rename("positives")
+    )
+
+
 # --- SuperQUAIL: Table 1, the quick run, the paper profile -------------------------
 
 
@@ -1036,6 +1090,7 @@ def table1_verdicts(
     if not isinstance(note, str) or not note.strip():
         raise ValueError("note must say why the rows are not comparable.")
     counts = group_test_counts(table, dataset=dataset)
+    positives = group_positives(table, dataset=dataset)
     rows = []
     for method, groups in paper_numbers.SPENDING_TABLE1.items():
         for group, (acc, fnr) in groups.items():
@@ -1053,9 +1108,11 @@ def table1_verdicts(
                     group=group,
                     metric=metric,
                 )
+                # An FNR is a proportion of the group's positives.
+                n = positives if metric == "fnr" else counts
                 ours = estimate(
                     values.to_numpy(dtype=float),
-                    n_test=int(counts[group]),
+                    n_test=int(n[group]),
                     proportion=True,
                 )
                 v = compare_value(
