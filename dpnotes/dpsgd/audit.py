@@ -129,8 +129,8 @@ def one_run_p_value(
 ) -> float:
     """Return the p-value of ``correct`` right guesses under ``(epsilon, delta)``-DP.
 
-    The bound of steinke2023privacy, Theorem 3.1 (its main theorem; proved in its
-    section 5, whose Corollary 5.4 is this p-value; computed as in its appendix D):
+    The bound of steinke2023privacy's main theorem with its delta term (proved in its
+    section 5; computed as in its appendix D):
     let a mechanism be ``(epsilon, delta)``-DP with respect to adding or removing each
     of ``m`` canaries, include each canary independently with probability 1/2
     (``S_i = +1`` in, ``-1`` out), and let an auditor who sees the output guess
@@ -158,7 +158,7 @@ def one_run_p_value(
         TypeError: If a count is not an integer or a parameter not a real number.
 
     References:
-        steinke2023privacy (Theorem 3.1; appendix D, ``p_value_DP_audit``).
+        steinke2023privacy (main theorem; appendix D, ``p_value_DP_audit``).
 
     Examples:
         >>> round(one_run_p_value(10, 10, epsilon=0.0, delta=0.0, m=10), 6)  # 2**-10
@@ -178,7 +178,7 @@ def one_run_epsilon_lower_bound(
 
     The largest epsilon that the p-value of :func:`one_run_p_value` rejects at level
     ``beta``: every ``epsilon`` below it makes ``correct`` right guesses out of
-    ``guesses`` less likely than ``beta`` (steinke2023privacy, Theorem 3.1). It is
+    ``guesses`` less likely than ``beta`` (steinke2023privacy, main theorem). It is
     found by bisection, as in the paper's appendix D (the p-value increases with
     epsilon over the range searched), to within ``1e-9``, and the lower end of the
     final bracket is returned (conservative). When even ``epsilon = 0`` is not
@@ -200,7 +200,7 @@ def one_run_epsilon_lower_bound(
         TypeError: If a count is not an integer.
 
     References:
-        steinke2023privacy (Theorem 3.1; appendix D, ``get_eps_audit``).
+        steinke2023privacy (main theorem; appendix D, ``get_eps_audit``).
 
     Examples:
         With ``delta = 0`` and every guess right, the bound solves
