@@ -171,3 +171,18 @@ def test_cause_section_and_caption():
     done = causes_caption(_Stored(_causes(), "paper", False, {"cells": 30}))
     assert "all 30 runs computed" in done and "The plan" not in done
     assert "No run of `dpsgdf_causes`" in causes_caption(None)
+
+
+def test_audit_section_passes_the_private_rules_and_catches_the_slip():
+    from dpnotes.findings.dpsgdf_causes import audit_section
+
+    section = audit_section(seeds=(0,))
+    assert section.as_expected and len(section.audits) == 4
+    table = section.table.set_index("rule")
+    assert table.loc["DPSGD-F", "passes"] == "the one seed"
+    assert table.loc["DPSGD-F, noise σ₂ C₀ (the slip)", "passes"] == "not the one seed"
+    slip = section.audits[-1]
+    assert slip.epsilon_lower > slip.claimed_epsilon + 1
+    assert float(section.texts["audit-slip"]) > float(section.texts["audit-claim"])
+    with pytest.raises(ValueError, match="at least one seed"):
+        audit_section(seeds=())

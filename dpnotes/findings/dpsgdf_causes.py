@@ -38,10 +38,13 @@ from dpnotes.findings.dpsgdf import (
 from dpnotes.findings.verdict import Estimate, Verdict, compare_value
 
 __all__ = [
+    "AUDITED",
     "BASELINES",
     "LATE_EPOCHS",
     "VARIANT_TEXT",
+    "AuditSection",
     "CauseSection",
+    "audit_section",
     "cause_section",
     "cause_table",
     "cause_verdicts",
@@ -197,10 +200,11 @@ def cause_table(
 
     Returns:
         Columns ``run``, ``variant``, ``private``, ``epsilon``, ``ε spent``,
-        ``seeds``, ``Δ digit 8``, ``Δ digit 2``, ``gap 8 − 2`` (mean ± the half-width
-        of its 95% interval, as text), ``C_8 / max C`` and ``digit 8's share`` (late epochs; blank for the
-        baselines, which did not log them) and the numbers behind the text
-        (``cost8``, ``cost2``, ``gap``, ``ratio8``, ``share8``).
+        ``seeds``, ``Δ digit 8``, ``Δ digit 2``, ``gap 8 − 2`` (mean ± the
+        half-width of its 95% interval, as text), ``C_8 / max C`` and ``digit 8's
+        share`` (late epochs; blank for the baselines, which did not log them)
+        and the numbers behind the text (``cost8``, ``cost2``, ``gap``,
+        ``ratio8``, ``share8``).
 
     Raises:
         ValueError: If a column is missing or the reference has no SGD run.
@@ -426,3 +430,92 @@ def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
         "causes-epochs": f"{min(LATE_EPOCHS, epochs)}",
     }
     return CauseSection(shown, verdicts, causes_caption(result), texts)
+
+
+# --------------------------------------------------------------------------------------
+# The one-run audit of DP-SGD training
+
+
+#: The audited rules: (label, method, the DPSGDFRule switches or None).
+AUDITED: tuple[tuple[str, str, dict[str, str] | None], ...] = (
+    ("DPSGD", "dpsgd", None),
+    ("Naive", "naive", None),
+    ("DPSGD-F", "dpsgd_f", None),
+    ("DPSGD-F, noise σ₂ C₀ (the slip)", "dpsgd_f", {"noise_scale": "base_bound"}),
+)
+
+
+@dataclass(frozen=True)
+class AuditSection:
+    """The one-run audits the chapter shows.
+
+    Attributes:
+        table: One row per audited rule and seed (display text).
+        audits: The :class:`~dpnotes.dpsgd.audit.OneRunAudit` results, in order.
+        texts: Glue names -> text (``audit-m``, ``audit-r``, ``audit-claim``,
+            ``audit-slip``, ``audit-slip-sigma``, ``audit-max``).
+    """
+
+    table: pd.DataFrame
+    audits: tuple[Any, ...]
+    texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def as_expected(self) -> bool:
+        """Whether every private rule passes and every slip fails its audit."""
+        return all(a.passes() == a.private for a in self.audits)
+
+
+def audit_section(seeds: Sequence[int] = (0, 1, 2)) -> AuditSection:
+    """Audit DPSGD, Naive, DPSGD-F and the slip from one training run each, per seed.
+
+    :func:`dpnotes.dpsgd.audit.audit_training` at its default settings (about half a
+    second a run on one CPU thread).
+
+    Args:
+        seeds: The seeds of the runs (canaries' coins, data, batches and noise).
+
+    Returns:
+        The :class:`AuditSection`.
+
+    Raises:
+        ValueError: If no seed is given.
+    """
+    from dpnotes.dpsgd.audit import audit_training, one_run_epsilon_lower_bound
+    from dpnotes.dpsgd.rules import DPSGDFRule
+
+    if not len(seeds):
+        raise ValueError("audit_section needs at least one seed.")
+    audits, rows = [], []
+    for label, method, switches in AUDITED:
+        rule = None if switches is None else DPSGDFRule(**switches)
+        found = [audit_training(method, rule=rule, seed=int(s)) for s in seeds]
+        audits += found
+        lows = [a.epsilon_lower for a in found]
+        rows.append(
+            {
+                "rule": label,
+                "private": "yes" if found[0].private else "no",
+                "ε claimed": f"{found[0].claimed_epsilon:.2f}",
+                "ε lower bound (one run)": ", ".join(f"{v:.2f}" for v in lows),
+                "correct guesses": ", ".join(f"{a.correct}/{a.guesses}" for a in found),
+                "passes": report.count_of(
+                    sum(a.passes() for a in found), len(found), "seed"
+                ),
+            }
+        )
+    first = audits[0]
+    slip = [a for a in audits if not a.private]
+    best = one_run_epsilon_lower_bound(
+        first.guesses, first.guesses, delta=first.delta, m=first.m, beta=first.beta
+    )
+    texts = {
+        "audit-m": f"{first.m:,}",
+        "audit-r": f"{first.guesses}",
+        "audit-claim": f"{first.claimed_epsilon:.2f}",
+        "audit-max": f"{best:.2f}",
+        "audit-slip": f"{min(a.epsilon_lower for a in slip):.2f}",
+        "audit-slip-sigma": f"{slip[0].effective_noise_multiplier:.2f}",
+        "audit-slip-eps": f"{slip[0].effective_epsilon:.0f}",
+    }
+    return AuditSection(pd.DataFrame(rows), tuple(audits), texts)
