@@ -59,6 +59,7 @@ from dpnotes.validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_options,
     check_probability,
 )
 
@@ -69,7 +70,6 @@ __all__ = [
     "GroupDPSAGEResult",
     "SAGEResult",
     "check_groups",
-    "check_options",
     "dpsage",
     "dpsage_groups",
     "real_sage",
@@ -167,40 +167,6 @@ class GroupDPSAGEResult:
     gamma: float
     group_split: str
     seconds: Mapping[str, float]
-
-
-def check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
-    """Return the keyword options a caller passes on to a part, checked by name.
-
-    Shared by :func:`dpsage` and :class:`~dpnotes.importance.superquail.SuperQUAIL`
-    (their ``mst_options`` and ``classifier_options``).
-
-    Args:
-        options: A mapping of keyword arguments, or None for none.
-        allowed: The keywords the part takes.
-        name: The argument's name, for the error message.
-
-    Returns:
-        A new dict of the options.
-
-    Raises:
-        TypeError: If ``options`` is not a mapping.
-        ValueError: If it names a keyword outside ``allowed``.
-    """
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(
-            f"{name} must be a mapping of keyword arguments such as "
-            f"{{{allowed[0]!r}: ...}}, got {type(options).__name__}."
-        )
-    unknown = [k for k in options if k not in allowed]
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown option(s) {unknown}; the allowed ones are "
-            f"{list(allowed)}."
-        )
-    return dict(options)
 
 
 def _check_sage_cost(

@@ -101,7 +101,6 @@ from dpnotes.importance.classifier import DPLogisticRegression
 from dpnotes.importance.dpsage import (
     GROUP_SPLITS,
     check_groups,
-    check_options,
     dpsage,
     dpsage_groups,
 )
@@ -114,6 +113,7 @@ from dpnotes.validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_options,
     check_probability,
 )
 
