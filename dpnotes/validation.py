@@ -8,7 +8,7 @@ functions call these at their boundary; internal helpers trust their callers.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from numbers import Real
 from typing import Any
@@ -24,6 +24,7 @@ __all__ = [
     "check_epsilon",
     "check_groups",
     "check_int",
+    "check_options",
     "check_positive",
     "check_probability",
     "check_result",
@@ -285,6 +286,41 @@ def check_choice(value: Any, choices: Iterable[Any], name: str) -> Any:
         )
         raise ValueError(f"unknown {name} {value!r}; choose one of: {shown}.")
     return value
+
+
+def check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
+    """Return the keyword options a caller passes on to a part, checked by name.
+
+    Shared by :func:`~dpnotes.importance.dpsage.dpsage` and
+    :class:`~dpnotes.importance.superquail.SuperQUAIL` (their ``mst_options`` and
+    ``classifier_options``).
+
+    Args:
+        options: A mapping of keyword arguments, or None for none.
+        allowed: The keywords the part takes.
+        name: The argument's name, for the error message.
+
+    Returns:
+        A new dict of the options.
+
+    Raises:
+        TypeError: If ``options`` is not a mapping.
+        ValueError: If it names a keyword outside ``allowed``.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"{name} must be a mapping of keyword arguments such as "
+            f"{{{allowed[0]!r}: ...}}, got {type(options).__name__}."
+        )
+    unknown = [k for k in options if k not in allowed]
+    if unknown:
+        raise ValueError(
+            f"{name} has unknown option(s) {unknown}; the allowed ones are "
+            f"{list(allowed)}."
+        )
+    return dict(options)
 
 
 def check_workload(

@@ -1,4 +1,5 @@
-"""Tests of dpnotes.data.encodings: the holdout split and the census encodings."""
+"""Tests of the holdout split (dpnotes.data.splits) and the census encodings
+(dpnotes.data.blocks, .adult, .dutch, .dpsgdf)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import dpnotes.data.encodings as enc
+import dpnotes.data.adult
+import dpnotes.data.dutch
 from dpnotes.data import holdout_split
+from dpnotes.data.adult import ADULT_DOMAIN, ADULT_PAPER_ENCODING, encode_adult
+from dpnotes.data.blocks import FeatureBlock
+from dpnotes.data.dpsgdf import encoding_feature_names, load_grouped_split
+from dpnotes.data.dutch import DUTCH_DOMAIN, DUTCH_PAPER_ENCODING, encode_dutch
 from dpnotes.data.tabular import ADULT_COLUMNS, DUTCH_COLUMNS, load_adult, load_dutch
 
 
@@ -87,11 +93,16 @@ def _frame(name: str) -> pd.DataFrame:
 
 
 def _encode(name: str, frame: pd.DataFrame, **kw):
-    return (enc.encode_adult if name == "adult" else enc.encode_dutch)(frame, **kw)
+    return (encode_adult if name == "adult" else encode_dutch)(frame, **kw)
 
 
-def _blocks(name: str) -> tuple[enc.FeatureBlock, ...]:
-    return enc.ADULT_PAPER_ENCODING if name == "adult" else enc.DUTCH_PAPER_ENCODING
+def _module_doc(name: str) -> str:
+    module = dpnotes.data.adult if name == "adult" else dpnotes.data.dutch
+    return module.__doc__ or ""
+
+
+def _blocks(name: str) -> tuple[FeatureBlock, ...]:
+    return ADULT_PAPER_ENCODING if name == "adult" else DUTCH_PAPER_ENCODING
 
 
 def _adult_rows(**changes: object) -> pd.DataFrame:
@@ -117,38 +128,39 @@ def _dutch_rows(**changes: object) -> pd.DataFrame:
 
 @pytest.mark.parametrize("name", ["adult", "dutch"])
 def test_paper_feature_names_are_unique_documented_and_without_sex(name: str) -> None:
-    names = enc.encoding_feature_names(name, "paper")
+    names = encoding_feature_names(name, "paper")
     assert len(names) == PAPER_COUNTS[name] == len(set(names))
     assert not any(n == "sex" or n.startswith("sex=") for n in names)
     # Every name comes from a documented block, in block order.
     assert names == tuple(n for b in _blocks(name) for n in b.feature_names)
     for block in _blocks(name):
-        assert f"``{block.column}``" in enc.__doc__ and block.note
+        # Each block is described in its data set's module docstring.
+        assert f"``{block.column}``" in _module_doc(name) and block.note
         assert block.column in (ADULT_COLUMNS if name == "adult" else DUTCH_COLUMNS)
     # The full encoding's names are unchanged: 104 / 74 with sex.
-    full = enc.encoding_feature_names(name, "full")
+    full = encoding_feature_names(name, "full")
     assert len(full) == {"adult": 104, "dutch": 74}[name] == len(set(full))
-    assert len(enc.encoding_feature_names(name, "full", group_feature=False)) == (
+    assert len(encoding_feature_names(name, "full", group_feature=False)) == (
         len(full) - 2
     )
 
 
 def test_paper_blocks_drop_one_reference_level_from_a_public_list() -> None:
-    adult = {b.column: b for b in enc.ADULT_PAPER_ENCODING}
+    adult = {b.column: b for b in ADULT_PAPER_ENCODING}
     for col in ("marital-status", "occupation", "relationship", "race"):
         # Dummy coding: the UCI domain, first level in sorted order dropped.
-        levels = sorted(enc.ADULT_DOMAIN[col])
+        levels = sorted(ADULT_DOMAIN[col])
         assert adult[col].reference == levels[0]
         assert list(adult[col].levels) == levels[1:]
-    work = sorted(set(enc.ADULT_DOMAIN["workclass"]) - {"Never-worked"})
+    work = sorted(set(ADULT_DOMAIN["workclass"]) - {"Never-worked"})
     assert [adult["workclass"].reference, *adult["workclass"].levels] == work
-    for block in enc.DUTCH_PAPER_ENCODING:
-        declared = enc.DUTCH_DOMAIN[block.column]
+    for block in DUTCH_PAPER_ENCODING:
+        declared = DUTCH_DOMAIN[block.column]
         assert set(block.accepted) <= set(declared)
 
 
 def test_paper_encoding_of_single_rows() -> None:
-    x, y, g, names = enc.encode_adult(_adult_rows(), encoding="paper")
+    x, y, g, names = encode_adult(_adult_rows(), encoding="paper")
     row = dict(zip(names, x[0], strict=True))
     assert row["age"] == pytest.approx((39 - 17) / 73)
     assert row["education-num"] == pytest.approx(12 / 15)
@@ -156,7 +168,7 @@ def test_paper_encoding_of_single_rows() -> None:
     assert sum(v for k, v in row.items() if k.startswith("race=")) == 1
     assert (y[0], g[0]) == (0, 0)
     # A non-US country is "other" (all zero); the reference levels are all zero.
-    x, _, _, _ = enc.encode_adult(
+    x, _, _, _ = encode_adult(
         _adult_rows(**{"native-country": "Holand-Netherlands", "workclass":
                        "Federal-gov", "race": "Amer-Indian-Eskimo"}),
         encoding="paper",
@@ -166,11 +178,11 @@ def test_paper_encoding_of_single_rows() -> None:
     assert not any(row[n] for n in names if n.startswith(("workclass=", "race=")))
     # Numbers outside the public bounds are clipped in the paper encoding (and
     # rejected by the full one, unchanged).
-    x, _, _, _ = enc.encode_adult(_adult_rows(age=95), encoding="paper")
+    x, _, _, _ = encode_adult(_adult_rows(age=95), encoding="paper")
     assert x[0, names.index("age")] == 1.0
     with pytest.raises(ValueError, match="outside its public bounds"):
-        enc.encode_adult(_adult_rows(age=95))
-    x, y, g, names = enc.encode_dutch(_dutch_rows(), encoding="paper")
+        encode_adult(_adult_rows(age=95))
+    x, y, g, names = encode_dutch(_dutch_rows(), encoding="paper")
     row = dict(zip(names, x[0], strict=True))
     assert row["age"] == pytest.approx(5 / 16) and row["edu_level"] == 1.0
     assert row["prev_residence_place"] == 0.0 and row["household_position=1131"] == 1
@@ -199,15 +211,15 @@ def test_paper_encoding_rejects_values_outside_its_levels(
 
 def test_encoding_options_are_validated() -> None:
     with pytest.raises(ValueError, match="unknown encoding"):
-        enc.encode_adult(_adult_rows(), encoding="fairgan")
+        encode_adult(_adult_rows(), encoding="fairgan")
     with pytest.raises(ValueError, match="never uses sex"):
-        enc.encode_dutch(_dutch_rows(), encoding="paper", group_feature=True)
+        encode_dutch(_dutch_rows(), encoding="paper", group_feature=True)
     with pytest.raises(ValueError, match="numeric_bounds applies"):
-        enc.encode_adult(_adult_rows(), encoding="paper", numeric_bounds={})
+        encode_adult(_adult_rows(), encoding="paper", numeric_bounds={})
     with pytest.raises(TypeError, match="group_feature"):
-        enc.encode_adult(_adult_rows(), group_feature="yes")
+        encode_adult(_adult_rows(), group_feature="yes")
     with pytest.raises(ValueError, match="unknown census data set"):
-        enc.encoding_feature_names("mnist", "paper")
+        encoding_feature_names("mnist", "paper")
 
 
 @needs_real_data
@@ -218,8 +230,8 @@ def test_full_encoding_is_bit_for_bit_unchanged(name: str) -> None:
     assert x.shape == shape
     assert _digest(x, y, g) == data_digest
     assert hashlib.sha256("|".join(names).encode()).hexdigest() == names_digest
-    assert names == enc.encoding_feature_names(name, "full")
-    s = enc.load_grouped_split(name, REAL_DATA_DIR, rng=np.random.default_rng(0))
+    assert names == encoding_feature_names(name, "full")
+    s = load_grouped_split(name, REAL_DATA_DIR, rng=np.random.default_rng(0))
     assert s.n_features == shape[1]
     assert FULL_SPLIT_DIGESTS[name] == _digest(
         s.x_train, s.y_train, s.g_train, s.x_test, s.y_test, s.g_test
@@ -249,8 +261,8 @@ def test_paper_encoding_on_the_real_data(name: str) -> None:
     sizes = sorted(np.bincount(g).tolist())
     assert sizes == ([14695, 30527] if name == "adult" else [30147, 30273])
     # The split has the same rows whatever the encoding.
-    a = enc.load_grouped_split(name, REAL_DATA_DIR, rng=np.random.default_rng(1))
-    b = enc.load_grouped_split(
+    a = load_grouped_split(name, REAL_DATA_DIR, rng=np.random.default_rng(1))
+    b = load_grouped_split(
         name, REAL_DATA_DIR, rng=np.random.default_rng(1), encoding="paper"
     )
     assert b.n_features == PAPER_COUNTS[name] and b.feature_names == names

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import torch
 
-from dpnotes.data.encodings import GroupedSplit
 from dpnotes.data.mnist import MNIST_MEAN, MNIST_STD, normalize
+from dpnotes.data.splits import GroupedSplit
 from dpnotes.dpsgd.engine import PerSampleClipper, cross_entropy_per_sample
 from dpnotes.dpsgd.models import MNISTConvNet
 from dpnotes.dpsgd.rules import dpsgd_epsilon

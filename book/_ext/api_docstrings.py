@@ -583,7 +583,7 @@ def _resolve_reexport(app: Any, env: Any, node: Any, contnode: Any) -> Any:
 
     ``dpnotes.data.data_root``, or ``holdout_split`` in the docstring of the package
     ``dpnotes.data``, is documented as ``dpnotes.data.files.data_root`` and
-    ``dpnotes.data.encodings.holdout_split``: the name is looked up as Python
+    ``dpnotes.data.splits.holdout_split``: the name is looked up as Python
     would, in the current module and then in its parent packages.
     """
     if node.get("refdomain") != "py":

@@ -1,8 +1,11 @@
 """Data loaders with provenance: folktables ACS, MNIST, Adult, Dutch, Gaussian mixtures.
 
-The model-ready encodings of Adult, Dutch and unbalanced MNIST (the DPSGD-F data sets,
-:class:`GroupedSplit`) and the one random holdout split (:func:`holdout_split`) are in
-:mod:`dpnotes.data.encodings`.
+The model-ready encodings of the DPSGD-F data sets have one module each:
+:mod:`dpnotes.data.adult`, :mod:`dpnotes.data.dutch` and
+:mod:`dpnotes.data.unbalanced_mnist`; :mod:`dpnotes.data.dpsgdf` loads them by name
+(:func:`load_grouped_split`). What the census sets' encodings share is in
+:mod:`dpnotes.data.blocks`; the split they are returned as (:class:`GroupedSplit`) and
+the one random holdout split (:func:`holdout_split`) are in :mod:`dpnotes.data.splits`.
 
 Files live under a data root laid out like ``<root>/acs/2018/1-Year/psam_p35.csv``,
 ``<root>/mnist/*.gz``, ``<root>/adult/adult.data``, ``<root>/dutch/...``; the root is
@@ -22,6 +25,14 @@ from dpnotes.data.acs import (
     load_acs_person,
     load_acs_task,
 )
+from dpnotes.data.adult import (
+    ADULT_DOMAIN,
+    ADULT_NUMERIC_BOUNDS,
+    encode_adult,
+    load_adult_split,
+)
+from dpnotes.data.dpsgdf import DPSGD_DATASETS, load_grouped_split
+from dpnotes.data.dutch import DUTCH_DOMAIN, encode_dutch, load_dutch_split
 from dpnotes.data.employment import (
     EMPLOYMENT_COLUMNS,
     EMPLOYMENT_DOMAIN,
@@ -33,23 +44,6 @@ from dpnotes.data.employment import (
     encode_employment,
     load_employment,
     split_employment,
-)
-from dpnotes.data.encodings import (
-    ADULT_DOMAIN,
-    ADULT_NUMERIC_BOUNDS,
-    DPSGD_DATASETS,
-    DUTCH_DOMAIN,
-    MNIST_MINORITY_CLASS,
-    MNIST_MINORITY_SIZE,
-    GroupedSplit,
-    encode_adult,
-    encode_dutch,
-    holdout_split,
-    load_adult_split,
-    load_dutch_split,
-    load_grouped_split,
-    load_unbalanced_mnist,
-    unbalanced_indices,
 )
 from dpnotes.data.files import (
     ENV_DATA_DIR,
@@ -67,6 +61,7 @@ from dpnotes.data.files import (
     verify_sha256,
 )
 from dpnotes.data.mnist import MNISTData, load_mnist, read_idx
+from dpnotes.data.splits import GroupedSplit, holdout_split
 from dpnotes.data.synthetic import GaussianMixtureSample, sample_gaussian_mixture
 from dpnotes.data.tabular import (
     ADULT_CATEGORICAL,
@@ -77,6 +72,12 @@ from dpnotes.data.tabular import (
     load_adult,
     load_dutch,
     read_arff,
+)
+from dpnotes.data.unbalanced_mnist import (
+    MNIST_MINORITY_CLASS,
+    MNIST_MINORITY_SIZE,
+    load_unbalanced_mnist,
+    unbalanced_indices,
 )
 
 __all__ = [

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.data.acs import acs_person_file, load_acs_extract, load_acs_task
-from dpnotes.data.encodings import holdout_split
+from dpnotes.data.splits import holdout_split
 from dpnotes.validation import check_choice
 
 __all__ = [

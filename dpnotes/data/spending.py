@@ -69,8 +69,8 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.data.acs import ACS_STATES, load_acs_extract, load_acs_person
-from dpnotes.data.encodings import holdout_split
 from dpnotes.data.files import DataIntegrityError
+from dpnotes.data.splits import holdout_split
 from dpnotes.validation import check_choice, check_columns, check_int
 
 __all__ = [

@@ -10,8 +10,9 @@
   (:class:`PerSampleClipper`, ghost, bookkeeping and ``torch.func`` backends).
 * :mod:`dpnotes.dpsgd.models` -- the paper's models.
 
-The data sets are in :mod:`dpnotes.data.encodings`; the RDP accounting in
-:mod:`dpnotes.accounting`.
+The data sets are in :mod:`dpnotes.data.dpsgdf` (by name; one module each:
+:mod:`dpnotes.data.unbalanced_mnist`, :mod:`dpnotes.data.adult`,
+:mod:`dpnotes.data.dutch`); the RDP accounting in :mod:`dpnotes.accounting`.
 
 References:
     xu2021removing; abadi2016deep; yousefpour2021opacus.

@@ -133,7 +133,7 @@ DATASET_FILES: dict[str, tuple[str, ...]] = {
 #: (absent: the paper's text and the package's default encoding): ``momentum``
 #: (heavy-ball, after the noise), ``normalize`` (MNIST pixels standardised by public
 #: constants), ``step_rule`` (:data:`STEP_RULES`), ``encoding`` (of the census
-#: sets: :data:`dpnotes.data.encodings.ENCODINGS`), ``rule`` (DPSGD-F's bound rule
+#: sets: :data:`dpnotes.data.blocks.ENCODINGS`), ``rule`` (DPSGD-F's bound rule
 #: read another way: the switches of :class:`dpnotes.dpsgd.rules.DPSGDFRule` as a
 #: dict; the run then takes DPSGD's steps, with no budget stop, and logs its bounds),
 #: ``count_noise_factor`` (sigma_1 / sigma_2, instead of the profile's) and
@@ -215,7 +215,7 @@ def load_cell_data(
     normalize: bool = False,
     encoding: str | None = None,
 ):
-    """Return the :class:`~dpnotes.data.encodings.GroupedSplit` of a data set and seed.
+    """Return the :class:`~dpnotes.data.splits.GroupedSplit` of a data set and seed.
 
     The split (or the MNIST minority subset) is drawn from the seed's data stream;
     ``train_rows`` / ``test_rows`` keep a random subset of that many rows (smoke
@@ -224,10 +224,11 @@ def load_cell_data(
     :data:`~dpnotes.data.mnist.MNIST_STD` (:func:`dpnotes.data.mnist.normalize`),
     as the reference code of the paper's MNIST setting does. ``encoding`` (census
     only; None: the loader's default) selects the census encoding
-    (:data:`dpnotes.data.encodings.ENCODINGS`); it changes the columns, never the
+    (:data:`dpnotes.data.blocks.ENCODINGS`); it changes the columns, never the
     rows of the split. Cached: the methods of one seed run one after the other.
     """
-    from dpnotes.data.encodings import GroupedSplit, load_grouped_split
+    from dpnotes.data.dpsgdf import load_grouped_split
+    from dpnotes.data.splits import GroupedSplit
 
     if normalize and dataset != "mnist":
         raise ValueError(

@@ -4,8 +4,8 @@ The paper (xu2021removing, section 6.1.1) one-hot encodes the categorical attrib
 scales the numerical ones to [0, 1] and reports "40 unprotected attributes for Adult
 and 35 unprotected attributes for Dutch". The package's ``"full"`` encoding (104 and
 74 features, sex included) is what ``dpsgdf_main`` trains on; the ``"paper"``
-encoding (:data:`dpnotes.data.encodings.ADULT_PAPER_ENCODING`,
-:data:`~dpnotes.data.encodings.DUTCH_PAPER_ENCODING`) is the reading that gives the
+encoding (:data:`dpnotes.data.adult.ADULT_PAPER_ENCODING`,
+:data:`~dpnotes.data.dutch.DUTCH_PAPER_ENCODING`) is the reading that gives the
 paper's counts. This experiment trains SGD, DPSGD, Naive and DPSGD-F on both, with
 the same split, initial-weight stream, batches and noise per seed
 (:func:`~dpnotes.experiments.dpsgd_f.seed_streams`): the encoding is the only
@@ -49,7 +49,7 @@ class CensusProfile(TrainingProfile):
 
     Attributes:
         encodings: The census encodings trained on
-            (:data:`dpnotes.data.encodings.ENCODINGS`).
+            (:data:`dpnotes.data.blocks.ENCODINGS`).
         methods: The methods.
         seeds: The seeds.
     """

@@ -59,6 +59,7 @@ from dpnotes.validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_options,
     check_probability,
 )
 
@@ -69,7 +70,6 @@ __all__ = [
     "GroupDPSAGEResult",
     "SAGEResult",
     "check_groups",
-    "check_options",
     "dpsage",
     "dpsage_groups",
     "real_sage",
@@ -78,8 +78,11 @@ __all__ = [
 #: Where the labels of the explained rows come from (see :func:`dpsage`).
 LABELS: tuple[str, ...] = ("synthetic", "model")
 
-_MST_OPTIONS = ("iters", "compress_threshold")
-_CLASSIFIER_OPTIONS = ("C", "max_iter", "tol")
+#: The keywords ``mst_options`` may pass on to :class:`~dpnotes.synth.mst.MST` (here
+#: and in :class:`~dpnotes.importance.superquail.SuperQUAIL`).
+MST_OPTIONS = ("iters", "compress_threshold")
+#: The keywords ``classifier_options`` may pass on to the DP logistic regression.
+CLASSIFIER_OPTIONS = ("C", "max_iter", "tol")
 _MAX_BACKGROUND = 1024  # sage warns above this; the cost grows linearly with it
 #: How :func:`dpsage_groups`'s per-group classifiers share the classifier budget.
 GROUP_SPLITS: tuple[str, ...] = ("parallel", "even")
@@ -169,43 +172,17 @@ class GroupDPSAGEResult:
     seconds: Mapping[str, float]
 
 
-def check_options(options: object, allowed: tuple[str, ...], name: str) -> dict:
-    """Return the keyword options a caller passes on to a part, checked by name.
+def check_n_background(n_background: int) -> int:
+    """Return SAGE's number of background rows, checked: an integer in 1..1024.
 
-    Shared by :func:`dpsage` and :class:`~dpnotes.importance.superquail.SuperQUAIL`
-    (their ``mst_options`` and ``classifier_options``).
-
-    Args:
-        options: A mapping of keyword arguments, or None for none.
-        allowed: The keywords the part takes.
-        name: The argument's name, for the error message.
-
-    Returns:
-        A new dict of the options.
+    Shared by :func:`dpsage`, :func:`dpsage_groups`, :func:`real_sage` and
+    :class:`~dpnotes.importance.superquail.SuperQUAIL`.
 
     Raises:
-        TypeError: If ``options`` is not a mapping.
-        ValueError: If it names a keyword outside ``allowed``.
+        TypeError: If ``n_background`` is not an integer.
+        ValueError: If it is below 1 or above 1024 (SAGE's cost grows linearly with
+            it).
     """
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(
-            f"{name} must be a mapping of keyword arguments such as "
-            f"{{{allowed[0]!r}: ...}}, got {type(options).__name__}."
-        )
-    unknown = [k for k in options if k not in allowed]
-    if unknown:
-        raise ValueError(
-            f"{name} has unknown option(s) {unknown}; the allowed ones are "
-            f"{list(allowed)}."
-        )
-    return dict(options)
-
-
-def _check_sage_cost(
-    n_background: int, thresh: float, max_permutations: int, batch_size: int
-) -> tuple[int, float, int, int]:
     n_background = check_int(n_background, "n_background", minimum=1)
     if n_background > _MAX_BACKGROUND:
         raise ValueError(
@@ -213,13 +190,29 @@ def _check_sage_cost(
             "grows linearly with it and 128 to 512 rows are usually enough. Pass a "
             "smaller value."
         )
+    return n_background
+
+
+def _check_sage_cost(
+    n_background: int, thresh: float, max_permutations: int, batch_size: int
+) -> tuple[int, float, int, int]:
+    n_background = check_n_background(n_background)
     thresh = check_probability(thresh, "thresh")
     max_permutations = check_int(max_permutations, "max_permutations", minimum=1)
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     return n_background, thresh, max_permutations, batch_size
 
 
-def _check_target(domain: dict[str, int], target: object) -> str:
+def check_target_column(domain: Mapping[str, int], target: object) -> str:
+    """Return ``target``, checked to be the name of an attribute of ``domain``.
+
+    Shared by :func:`dpsage`, :func:`dpsage_groups`, :func:`real_sage` and
+    :class:`~dpnotes.importance.superquail.SuperQUAIL`.
+
+    Raises:
+        TypeError: If ``target`` is not a string.
+        ValueError: If it is not an attribute of ``domain``.
+    """
     if not isinstance(target, str):
         raise TypeError(
             f"target must be a column name (a string), got {type(target).__name__}."
@@ -229,6 +222,11 @@ def _check_target(domain: dict[str, int], target: object) -> str:
             f"target {target!r} is not an attribute of the domain {list(domain)}; "
             "pass one of its attributes."
         )
+    return target
+
+
+def _check_target(domain: dict[str, int], target: object) -> str:
+    target = check_target_column(domain, target)
     if len(domain) < 2:
         raise ValueError(
             "the domain holds only the target; SAGE needs at least one feature."
@@ -347,10 +345,8 @@ def dpsage(
     n_background, thresh, max_permutations, batch_size = _check_sage_cost(
         n_background, thresh, max_permutations, batch_size
     )
-    mst_kw = check_options(mst_options, _MST_OPTIONS, "mst_options")
-    clf_kw = check_options(
-        classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
-    )
+    mst_kw = check_options(mst_options, MST_OPTIONS, "mst_options")
+    clf_kw = check_options(classifier_options, CLASSIFIER_OPTIONS, "classifier_options")
     rng = check_rng(rng)
     data = check_data(df, domain)
     synthesizer = MST(epsilon=gamma * epsilon, delta=delta, **mst_kw)
@@ -658,10 +654,8 @@ def dpsage_groups(
     n_background, thresh, max_permutations, batch_size = _check_sage_cost(
         n_background, thresh, max_permutations, batch_size
     )
-    mst_kw = check_options(mst_options, _MST_OPTIONS, "mst_options")
-    clf_kw = check_options(
-        classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
-    )
+    mst_kw = check_options(mst_options, MST_OPTIONS, "mst_options")
+    clf_kw = check_options(classifier_options, CLASSIFIER_OPTIONS, "classifier_options")
     rng = check_rng(rng)
     data = check_data(df, domain)
     names = list(parts)

@@ -99,9 +99,12 @@ from dpnotes.accounting import (
 )
 from dpnotes.importance.classifier import DPLogisticRegression
 from dpnotes.importance.dpsage import (
+    CLASSIFIER_OPTIONS,
     GROUP_SPLITS,
+    MST_OPTIONS,
     check_groups,
-    check_options,
+    check_n_background,
+    check_target_column,
     dpsage,
     dpsage_groups,
 )
@@ -114,6 +117,7 @@ from dpnotes.validation import (
     check_delta,
     check_epsilon,
     check_int,
+    check_options,
     check_probability,
 )
 
@@ -140,9 +144,6 @@ OBJECTIVES: tuple[str, ...] = ("bal", "fnr")
 THRESHOLD_SOURCES: tuple[str, ...] = ("histogram", "synthetic", "holdout")
 #: The noise of the private threshold histogram.
 HISTOGRAM_NOISE: tuple[str, ...] = ("laplace", "gaussian")
-
-_MST_OPTIONS = ("iters", "compress_threshold")
-_CLASSIFIER_OPTIONS = ("C", "max_iter", "tol")
 
 
 class NotFittedError(RuntimeError, ValueError):
@@ -603,20 +604,15 @@ class SuperQUAIL:
             )
         self.n_threshold = check_int(n_threshold, "n_threshold", minimum=1)
         self.n_samples = check_int(n_samples, "n_samples", minimum=1)
-        self.n_background = check_int(n_background, "n_background", minimum=1)
-        if self.n_background > 1024:
-            raise ValueError(
-                f"n_background={n_background} is above 1024: SAGE's cost grows "
-                "linearly with it. Pass a smaller value."
-            )
+        self.n_background = check_n_background(n_background)
         self.sage_thresh = check_probability(sage_thresh, "sage_thresh")
         self.max_permutations = check_int(
             max_permutations, "max_permutations", minimum=1
         )
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
-        self.mst_options = check_options(mst_options, _MST_OPTIONS, "mst_options")
+        self.mst_options = check_options(mst_options, MST_OPTIONS, "mst_options")
         self.classifier_options = check_options(
-            classifier_options, _CLASSIFIER_OPTIONS, "classifier_options"
+            classifier_options, CLASSIFIER_OPTIONS, "classifier_options"
         )
         # Check the options' values now (an MST or classifier refuses bad ones).
         MST(epsilon=1.0, delta=0.5, **self.mst_options)
@@ -687,15 +683,7 @@ class SuperQUAIL:
         holdout: pd.DataFrame | None,
     ) -> tuple[dict[str, int], pd.DataFrame, pd.DataFrame | None]:
         domain = check_domain(domain)
-        if not isinstance(target, str):
-            raise TypeError(
-                f"target must be a column name (a string), got {type(target).__name__}."
-            )
-        if target not in domain:
-            raise ValueError(
-                f"target {target!r} is not an attribute of the domain {list(domain)}; "
-                "pass one of its attributes."
-            )
+        target = check_target_column(domain, target)
         n_features = len(domain) - 1
         if self.beta > n_features:
             raise ValueError(

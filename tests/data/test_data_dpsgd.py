@@ -10,7 +10,16 @@ import pandas as pd
 import pytest
 
 import dpnotes.data as data
-import dpnotes.data.encodings as prep
+from dpnotes.data.adult import (
+    ADULT_DOMAIN,
+    ADULT_NUMERIC_BOUNDS,
+    encode_adult,
+    load_adult_split,
+)
+from dpnotes.data.dpsgdf import load_grouped_split
+from dpnotes.data.dutch import DUTCH_DOMAIN, encode_dutch, load_dutch_split
+from dpnotes.data.splits import GroupedSplit
+from dpnotes.data.unbalanced_mnist import load_unbalanced_mnist, unbalanced_indices
 
 # Read at import, like the conftest: its autouse fixture unsets the variable per test,
 # and the real data are loaded once per module below.
@@ -55,8 +64,8 @@ def rng(seed: int = 0) -> np.random.Generator:
 
 
 def test_adult_domain_is_the_uci_specification() -> None:
-    assert set(prep.ADULT_DOMAIN) == set(data.ADULT_CATEGORICAL)
-    sizes = {c: len(v) for c, v in prep.ADULT_DOMAIN.items()}
+    assert set(ADULT_DOMAIN) == set(data.ADULT_CATEGORICAL)
+    sizes = {c: len(v) for c, v in ADULT_DOMAIN.items()}
     assert sizes == {
         "workclass": 8,
         "education": 16,
@@ -68,21 +77,20 @@ def test_adult_domain_is_the_uci_specification() -> None:
         "native-country": 41,
         "income": 2,
     }
-    assert prep.ADULT_DOMAIN["income"] == data.ADULT_LABELS
-    assert "fnlwgt" not in prep.ADULT_NUMERIC_BOUNDS
-    assert set(prep.ADULT_NUMERIC_BOUNDS) < set(data.ADULT_NUMERIC)
+    assert ADULT_DOMAIN["income"] == data.ADULT_LABELS
+    assert "fnlwgt" not in ADULT_NUMERIC_BOUNDS
+    assert set(ADULT_NUMERIC_BOUNDS) < set(data.ADULT_NUMERIC)
 
 
 def test_dutch_domain_matches_the_arff_declarations(tmp_path: Path) -> None:
-    assert tuple(prep.DUTCH_DOMAIN) == data.DUTCH_COLUMNS
+    assert tuple(DUTCH_DOMAIN) == data.DUTCH_COLUMNS
     header = "@relation dutch\n" + "".join(
-        f"@attribute {c} {{{','.join(reversed(v))}}}\n"
-        for c, v in prep.DUTCH_DOMAIN.items()
+        f"@attribute {c} {{{','.join(reversed(v))}}}\n" for c, v in DUTCH_DOMAIN.items()
     )
     path = tmp_path / "d.arff"
     path.write_text(header + "@data\n" + ",".join(DUTCH_ROWS[0]) + "\n")
     frame = data.read_arff(path)
-    for col, domain in prep.DUTCH_DOMAIN.items():
+    for col, domain in DUTCH_DOMAIN.items():
         assert set(frame[col].cat.categories) == set(domain)
 
 
@@ -90,7 +98,7 @@ def test_dutch_domain_matches_the_arff_declarations(tmp_path: Path) -> None:
 
 
 def test_encode_adult_values() -> None:
-    x, y, g, names = prep.encode_adult(adult_frame())
+    x, y, g, names = encode_adult(adult_frame())
     assert x.dtype == np.float32 and y.dtype == g.dtype == np.int64
     assert x.shape == (3, 104) and len(names) == 104
     assert y.tolist() == [0, 1, 0]  # >50K = 1
@@ -116,12 +124,12 @@ def test_encode_adult_values() -> None:
 
 
 def test_encode_adult_options() -> None:
-    x, _, g, names = prep.encode_adult(adult_frame(), group_feature=False)
+    x, _, g, names = encode_adult(adult_frame(), group_feature=False)
     assert x.shape == (3, 102) and not any(n.startswith("sex") for n in names)
     assert g.tolist() == [0, 1, 1]
     np.testing.assert_array_equal(x[:, ["=" in n for n in names]].sum(axis=1), 7.0)
-    bounds = prep.ADULT_NUMERIC_BOUNDS | {"fnlwgt": (0.0, 2e6)}
-    x, _, _, names = prep.encode_adult(adult_frame(), numeric_bounds=bounds)
+    bounds = ADULT_NUMERIC_BOUNDS | {"fnlwgt": (0.0, 2e6)}
+    x, _, _, names = encode_adult(adult_frame(), numeric_bounds=bounds)
     assert names.index("fnlwgt") == 9  # after age and the 8 workclasses
     np.testing.assert_allclose(x[:, 9], np.array([77516, 89814, 13492]) / 2e6)
 
@@ -131,9 +139,7 @@ def test_encode_adult_accepts_the_loaders_categoricals() -> None:
     categorical = frame.copy()
     for col in data.ADULT_CATEGORICAL:
         categorical[col] = categorical[col].astype("category")
-    for a, b in zip(
-        prep.encode_adult(frame), prep.encode_adult(categorical), strict=True
-    ):
+    for a, b in zip(encode_adult(frame), encode_adult(categorical), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
@@ -157,7 +163,7 @@ def test_encode_adult_refuses_values_outside_the_domain(
     frame[column] = frame[column].astype(object)
     frame.loc[1, column] = value
     with pytest.raises(ValueError, match=match):
-        prep.encode_adult(frame)
+        encode_adult(frame)
 
 
 @pytest.mark.parametrize(
@@ -172,16 +178,16 @@ def test_encode_adult_refuses_values_outside_the_domain(
 )
 def test_encode_adult_bounds_validation(bounds, error, match) -> None:
     with pytest.raises(error, match=match):
-        prep.encode_adult(adult_frame(), numeric_bounds=bounds)
+        encode_adult(adult_frame(), numeric_bounds=bounds)
 
 
 def test_encode_adult_needs_the_columns() -> None:
     with pytest.raises(ValueError, match="missing column"):
-        prep.encode_adult(adult_frame().drop(columns="race"))
+        encode_adult(adult_frame().drop(columns="race"))
 
 
 def test_encode_dutch_values() -> None:
-    x, y, g, names = prep.encode_dutch(dutch_frame())
+    x, y, g, names = encode_dutch(dutch_frame())
     assert x.shape == (3, 74) and x.dtype == np.float32
     np.testing.assert_array_equal(x.sum(axis=1), 11.0)
     assert set(np.unique(x)) == {0.0, 1.0}
@@ -190,7 +196,7 @@ def test_encode_dutch_values() -> None:
     col = {n: i for i, n in enumerate(names)}
     assert x[0, col["age=6"]] == 1.0 and x[2, col["cur_eco_activity=200"]] == 1.0
     assert names[:3] == ("sex=1", "sex=2", "age=1")
-    x, _, _, names = prep.encode_dutch(dutch_frame(), group_feature=False)
+    x, _, _, names = encode_dutch(dutch_frame(), group_feature=False)
     assert x.shape == (3, 72) and names[0] == "age=1"
     np.testing.assert_array_equal(x.sum(axis=1), 10.0)
 
@@ -211,7 +217,7 @@ def test_encode_dutch_refuses_values_outside_the_domain(
     frame = dutch_frame()
     frame.loc[2, column] = value
     with pytest.raises(ValueError, match=match):
-        prep.encode_dutch(frame)
+        encode_dutch(frame)
 
 
 # --- unbalanced MNIST subset ----------------------------------------------------------
@@ -219,19 +225,17 @@ def test_encode_dutch_refuses_values_outside_the_domain(
 
 def test_unbalanced_indices() -> None:
     labels = np.repeat(np.arange(10), 50)
-    keep = prep.unbalanced_indices(labels, minority_size=5, rng=rng(0))
+    keep = unbalanced_indices(labels, minority_size=5, rng=rng(0))
     assert keep.dtype == np.int64 and keep.size == 455
     assert np.all(np.diff(keep) > 0)
     counts = np.bincount(labels[keep])
     assert counts[8] == 5 and np.all(np.delete(counts, 8) == 50)
     np.testing.assert_array_equal(
-        keep, prep.unbalanced_indices(labels, minority_size=5, rng=rng(0))
+        keep, unbalanced_indices(labels, minority_size=5, rng=rng(0))
     )
-    other = prep.unbalanced_indices(labels, minority_size=5, rng=rng(1))
+    other = unbalanced_indices(labels, minority_size=5, rng=rng(1))
     assert not np.array_equal(keep, other)
-    keep3 = prep.unbalanced_indices(
-        labels, minority_class=3, minority_size=50, rng=rng(0)
-    )
+    keep3 = unbalanced_indices(labels, minority_class=3, minority_size=50, rng=rng(0))
     np.testing.assert_array_equal(keep3, np.arange(500))
 
 
@@ -242,7 +246,7 @@ def test_unbalanced_indices_is_uniform() -> None:
     generator = rng(2)
     counts = np.zeros(20)
     for _ in range(4000):
-        counts[prep.unbalanced_indices(labels, minority_size=5, rng=generator)] += 1
+        counts[unbalanced_indices(labels, minority_size=5, rng=generator)] += 1
     assert np.all(np.abs(counts - 1000) < 165)
 
 
@@ -260,7 +264,7 @@ def test_unbalanced_indices_is_uniform() -> None:
 def test_unbalanced_indices_validation(kwargs, error, match) -> None:
     args = {"labels": np.repeat(np.arange(10), 50), "rng": rng(0)} | kwargs
     with pytest.raises(error, match=match):
-        prep.unbalanced_indices(**args)
+        unbalanced_indices(**args)
 
 
 # --- entry points: validation before any file is read ---------------------------------
@@ -269,19 +273,19 @@ def test_unbalanced_indices_validation(kwargs, error, match) -> None:
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: prep.load_grouped_split("cifar", rng=rng()), ValueError, "cifar"),
-        (lambda: prep.load_adult_split(rng=rng(), test_share=0), ValueError, "(0, 1)"),
+        (lambda: load_grouped_split("cifar", rng=rng()), ValueError, "cifar"),
+        (lambda: load_adult_split(rng=rng(), test_share=0), ValueError, "(0, 1)"),
         (
-            lambda: prep.load_dutch_split(rng=rng(), test_share=1.0),
+            lambda: load_dutch_split(rng=rng(), test_share=1.0),
             ValueError,
             "(0, 1)",
         ),
-        (lambda: prep.load_adult_split(rng=rng(), test_share="a"), TypeError, "real"),
-        (lambda: prep.load_adult_split(rng=0), TypeError, "Generator"),
-        (lambda: prep.load_dutch_split(rng=rng(), group_feature=1), TypeError, "True"),
-        (lambda: prep.load_unbalanced_mnist(rng=None), TypeError, "Generator"),
+        (lambda: load_adult_split(rng=rng(), test_share="a"), TypeError, "real"),
+        (lambda: load_adult_split(rng=0), TypeError, "Generator"),
+        (lambda: load_dutch_split(rng=rng(), group_feature=1), TypeError, "True"),
+        (lambda: load_unbalanced_mnist(rng=None), TypeError, "Generator"),
         (
-            lambda: prep.load_unbalanced_mnist(rng=rng(), minority_class=10),
+            lambda: load_unbalanced_mnist(rng=rng(), minority_class=10),
             ValueError,
             "digit 0..9",
         ),
@@ -316,12 +320,12 @@ def test_grouped_split_checks_lengths() -> None:
         label_names=("0", "1"),
         feature_names=("f0", "f1"),
     )
-    split = prep.GroupedSplit(**args)
+    split = GroupedSplit(**args)
     assert (split.n_features, split.n_groups, split.n_classes) == (2, 2, 2)
     with pytest.raises(ValueError, match="equally many"):
-        prep.GroupedSplit(**(args | {"g_test": y[:2]}))
+        GroupedSplit(**(args | {"g_test": y[:2]}))
     with pytest.raises(ValueError, match="feature names"):
-        prep.GroupedSplit(**(args | {"feature_names": ("f0",)}))
+        GroupedSplit(**(args | {"feature_names": ("f0",)}))
 
 
 # --- the real files -------------------------------------------------------------------
@@ -330,24 +334,24 @@ MNIST_TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 500, 5949]
 
 
 @pytest.fixture(scope="module")
-def mnist() -> prep.GroupedSplit:
-    return prep.load_grouped_split("mnist", REAL_DATA_DIR, rng=rng(0))
+def mnist() -> GroupedSplit:
+    return load_grouped_split("mnist", REAL_DATA_DIR, rng=rng(0))
 
 
 @pytest.fixture(scope="module")
-def adult() -> prep.GroupedSplit:
-    return prep.load_grouped_split("adult", REAL_DATA_DIR, rng=rng(0))
+def adult() -> GroupedSplit:
+    return load_grouped_split("adult", REAL_DATA_DIR, rng=rng(0))
 
 
 @pytest.fixture(scope="module")
-def dutch() -> prep.GroupedSplit:
-    return prep.load_grouped_split("dutch", REAL_DATA_DIR, rng=rng(0))
+def dutch() -> GroupedSplit:
+    return load_grouped_split("dutch", REAL_DATA_DIR, rng=rng(0))
 
 
 @needs_real_data
 @pytest.mark.data
 @pytest.mark.slow
-def test_unbalanced_mnist(mnist: prep.GroupedSplit) -> None:
+def test_unbalanced_mnist(mnist: GroupedSplit) -> None:
     assert mnist.x_train.shape == (54_649, 1, 28, 28)
     assert mnist.x_test.shape == (10_000, 1, 28, 28)
     assert mnist.x_train.dtype == np.float32
@@ -359,16 +363,16 @@ def test_unbalanced_mnist(mnist: prep.GroupedSplit) -> None:
     assert (mnist.n_groups, mnist.n_classes, mnist.n_features) == (10, 10, 784)
     # The same seed picks the same 500 eights, a different seed others.
     x_raw, y_raw, _, _ = data.load_mnist(REAL_DATA_DIR)
-    keep = prep.unbalanced_indices(y_raw, rng=rng(0))
+    keep = unbalanced_indices(y_raw, rng=rng(0))
     np.testing.assert_array_equal(mnist.y_train, y_raw[keep])
     np.testing.assert_array_equal(mnist.x_train[:, 0] * 255, x_raw[keep])
-    np.testing.assert_array_equal(keep, prep.unbalanced_indices(y_raw, rng=rng(0)))
-    assert not np.array_equal(keep, prep.unbalanced_indices(y_raw, rng=rng(1)))
+    np.testing.assert_array_equal(keep, unbalanced_indices(y_raw, rng=rng(0)))
+    assert not np.array_equal(keep, unbalanced_indices(y_raw, rng=rng(1)))
 
 
 @needs_real_data
 @pytest.mark.data
-def test_adult_split(adult: prep.GroupedSplit) -> None:
+def test_adult_split(adult: GroupedSplit) -> None:
     assert len(adult.y_train) + len(adult.y_test) == 45_222
     assert (len(adult.y_train), len(adult.y_test)) == (36_178, 9_044)
     assert adult.n_features == 104 and adult.x_train.dtype == np.float32
@@ -389,9 +393,9 @@ def test_adult_split(adult: prep.GroupedSplit) -> None:
 @needs_real_data
 @pytest.mark.data
 def test_adult_split_is_seeded() -> None:
-    a = prep.load_adult_split(REAL_DATA_DIR, rng=rng(5))
-    b = prep.load_adult_split(REAL_DATA_DIR, rng=rng(5))
-    c = prep.load_adult_split(REAL_DATA_DIR, rng=rng(6), test_share=0.5)
+    a = load_adult_split(REAL_DATA_DIR, rng=rng(5))
+    b = load_adult_split(REAL_DATA_DIR, rng=rng(5))
+    c = load_adult_split(REAL_DATA_DIR, rng=rng(6), test_share=0.5)
     np.testing.assert_array_equal(a.x_test, b.x_test)
     np.testing.assert_array_equal(a.y_train, b.y_train)
     assert len(c.y_test) == 22_611
@@ -400,7 +404,7 @@ def test_adult_split_is_seeded() -> None:
 
 @needs_real_data
 @pytest.mark.data
-def test_dutch_split(dutch: prep.GroupedSplit) -> None:
+def test_dutch_split(dutch: GroupedSplit) -> None:
     assert len(dutch.y_train) + len(dutch.y_test) == 60_420
     assert (len(dutch.y_train), len(dutch.y_test)) == (48_336, 12_084)
     assert dutch.n_features == 74
