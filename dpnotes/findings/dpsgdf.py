@@ -124,6 +124,7 @@ __all__ = [
     "one_class_table",
     "our_gap",
     "paper_gap",
+    "paper_steps_cut",
     "paper_one_class",
     "paper_ratios",
     "parity_table",
