@@ -87,6 +87,7 @@ __all__ = [
     "clip_table",
     "compare_below",
     "cost",
+    "cost_gap",
     "costs_text",
     "device_text",
     "diagnostics_tables",
@@ -100,6 +101,7 @@ __all__ = [
     "figure3b_row",
     "figure_checks",
     "final",
+    "final_wide",
     "gap_estimate",
     "gap_table",
     "group_diagnostics",
@@ -124,13 +126,14 @@ __all__ = [
     "one_class_table",
     "our_gap",
     "paper_gap",
-    "paper_steps_cut",
     "paper_one_class",
     "paper_ratios",
+    "paper_steps_cut",
     "parity_table",
     "per_seed",
     "removed_share",
     "reproduced",
+    "require_columns",
     "sds_from_paper",
     "seeds_of",
     "setting_rows",
@@ -196,7 +199,7 @@ SETTING: Mapping[tuple[float, bool], str] = {
 _RUN_COLUMNS = ("method", "seed", "metric", "group", "epoch", "value")
 
 
-def _require(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
+def require_columns(frame: pd.DataFrame, columns: Iterable[str], what: str) -> None:
     """Raise ValueError naming the columns ``frame`` lacks."""
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
@@ -263,7 +266,7 @@ def final(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
         >>> final(t, "accuracy")["value"].tolist()
         [0.7]
     """
-    _require(frame, ("metric", "group", "epoch", "value"), "final")
+    require_columns(frame, ("metric", "group", "epoch", "value"), "final")
     d = frame[frame.metric == metric]
     keys = [c for c in d.columns if c not in ("group", "epoch", "value")]
     last = d.groupby(keys, dropna=False)["epoch"].transform("max")
@@ -289,7 +292,7 @@ def per_seed(
         ValueError: If a column is missing, or if a seed has several runs (then pass
             the settings in ``keys`` that tell them apart).
     """
-    _require(frame, (*_RUN_COLUMNS, *keys), "per_seed")
+    require_columns(frame, (*_RUN_COLUMNS, *keys), "per_seed")
     # The method and the settings are part of a run's key: selecting them first leaves
     # each run's last epoch unchanged (the group is not, so it is selected after).
     d = frame[(frame.metric == metric) & (frame.method == method)]
@@ -305,12 +308,12 @@ def per_seed(
     return d.set_index("seed")["value"].sort_index()
 
 
-def _wide(frame: pd.DataFrame, metric: str, **keys) -> pd.DataFrame:
+def final_wide(frame: pd.DataFrame, metric: str, **keys) -> pd.DataFrame:
     """Final values of ``metric``: one column per (method, group), indexed by seed.
 
     The same values as :func:`per_seed` for every method and group at once.
     """
-    _require(frame, (*_RUN_COLUMNS, *keys), "per_seed")
+    require_columns(frame, (*_RUN_COLUMNS, *keys), "per_seed")
     d = frame[frame.metric == metric]
     for key, value in keys.items():
         d = d[d[key] == value]
@@ -358,7 +361,7 @@ def cost(frame: pd.DataFrame, method: str, group: str, **keys) -> pd.Series:
 
 def seeds_of(frame: pd.DataFrame, method: str) -> list[int]:
     """Return the seeds with a final accuracy of ``method``, in increasing order."""
-    _require(frame, _RUN_COLUMNS, "seeds_of")
+    require_columns(frame, _RUN_COLUMNS, "seeds_of")
     return sorted(final(frame[frame.method == method], "accuracy").seed.unique())
 
 
@@ -491,7 +494,7 @@ def compare_below(
     return verdict("inconclusive", f"our interval holds {bound:g}")
 
 
-def _cost_gap(
+def cost_gap(
     wide: pd.DataFrame,
     sgd: pd.DataFrame,
     method: str,
@@ -534,7 +537,7 @@ def with_cost(
     Raises:
         ValueError: If a column is missing or there is no SGD run.
     """
-    _require(frame, (*_RUN_COLUMNS, *keys), "with_cost")
+    require_columns(frame, (*_RUN_COLUMNS, *keys), "with_cost")
     acc = final(frame, "accuracy")
     sgd = acc[acc.method == "sgd"].set_index(list(keys))["value"]
     if sgd.empty:
@@ -557,7 +560,7 @@ def match_paper_groups(census: pd.DataFrame) -> dict[str, dict[str, str]]:
     Raises:
         ValueError: If a column or a data set's SGD run is missing.
     """
-    _require(census, (*_RUN_COLUMNS, "dataset"), "match_paper_groups")
+    require_columns(census, (*_RUN_COLUMNS, "dataset"), "match_paper_groups")
     match = {}
     for dataset in ("adult", "dutch"):
         first = census[
@@ -673,7 +676,7 @@ def table1_rows(
         One :class:`~dpnotes.findings.verdict.Verdict` per method and group of the
         paper's table, in its order.
     """
-    wide = None if frame is None else _wide(frame, "accuracy", **keys)
+    wide = None if frame is None else final_wide(frame, "accuracy", **keys)
     rows = []
     for method, paper in paper_numbers.DPSGDF_TABLE1[dataset].items():
         for group, number in zip(
@@ -707,7 +710,7 @@ def implied_accuracy_rows(frame: pd.DataFrame | None) -> list[Verdict]:
         One comparison per private method and group.
     """
     paper = paper_numbers.DPSGDF_TABLE1["mnist"]
-    wide = None if frame is None else _wide(frame, "accuracy")
+    wide = None if frame is None else final_wide(frame, "accuracy")
     rows = []
     for method in ("dpsgd", "naive", "dpsgd_f"):
         for k, group in enumerate(paper_numbers.DPSGDF_GROUPS["mnist"]):
@@ -866,12 +869,12 @@ def census_table1(
     Raises:
         ValueError: If the encoding's runs are missing.
     """
-    _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), "census_table1")
+    require_columns(census, (*_RUN_COLUMNS, "dataset", "encoding"), "census_table1")
     match = match_paper_groups(census)[dataset]
     runs = census[(census.dataset == dataset) & (census.encoding == encoding)]
     frame = runs[runs.metric == "accuracy"]
     _require_rows(frame, f"census_table1 ({dataset}, {encoding} encoding)")
-    wide = _wide(frame, "accuracy")
+    wide = final_wide(frame, "accuracy")
     rows = []
     for method, paper in paper_numbers.DPSGDF_TABLE1[dataset].items():
         for k, paper_group in enumerate(("all", "male", "female")):
@@ -904,7 +907,7 @@ def whole_epochs(frame: pd.DataFrame, method: str, seed: int) -> list[int]:
     Raises:
         ValueError: If the run has no ``steps`` rows.
     """
-    _require(frame, _RUN_COLUMNS, "whole_epochs")
+    require_columns(frame, _RUN_COLUMNS, "whole_epochs")
     d = frame[
         (frame.metric == "steps") & (frame.method == method) & (frame.seed == seed)
     ]
@@ -1009,7 +1012,7 @@ def figure_checks(runs: pd.DataFrame, *, clip_norm: float) -> FigureChecks:
     Raises:
         ValueError: If a column, the SGD runs or a seed's DPSGD-F run is missing.
     """
-    _require(runs, _RUN_COLUMNS, "figure_checks")
+    require_columns(runs, _RUN_COLUMNS, "figure_checks")
     seeds = seeds_of(runs, "sgd")
     if not seeds:
         raise ValueError("figure_checks: no SGD run; the costs need one per seed.")
@@ -1071,7 +1074,7 @@ def noise_sweep(
         ValueError: If a column, the seed's SGD run or every σ's pair of runs is
             missing.
     """
-    _require(runs, (*_RUN_COLUMNS, "noise_multiplier"), "noise_sweep")
+    require_columns(runs, (*_RUN_COLUMNS, "noise_multiplier"), "noise_sweep")
     sgd = {g: per_seed(sgd_runs, "sgd", g).get(seed) for g in ("digit 2", "digit 8")}
     if any(v is None for v in sgd.values()):
         raise ValueError(
@@ -1114,7 +1117,7 @@ def figure3b_gap(runs: pd.DataFrame, sgd_runs: pd.DataFrame) -> pd.Series:
     Raises:
         ValueError: As :func:`noise_sweep`, for any seed.
     """
-    _require(runs, (*_RUN_COLUMNS, "noise_multiplier"), "figure3b_gap")
+    require_columns(runs, (*_RUN_COLUMNS, "noise_multiplier"), "figure3b_gap")
     seeds = sorted(runs.seed.unique())
     if not seeds:
         raise ValueError("figure3b_gap: no runs of the σ sweep.")
@@ -1171,7 +1174,7 @@ def noise_or_epochs(
     Raises:
         ValueError: If no σ run's ε is reached by the epochs.
     """
-    _require(main_runs, _RUN_COLUMNS, "noise_or_epochs")
+    require_columns(main_runs, _RUN_COLUMNS, "noise_or_epochs")
     rs = sweep.set_index("σ").sort_index()
     eps_by_epoch = (
         main_runs[
@@ -1230,9 +1233,11 @@ def table3_rows(
         One comparison per row of the paper's table and group.
     """
     if runs is not None:
-        _require(runs, (*_RUN_COLUMNS, "clip_norm"), "table3_rows")
-        sgd = _wide(sgd_runs, "accuracy")
-        by_bound = {cn: _wide(d, "accuracy") for cn, d in runs.groupby("clip_norm")}
+        require_columns(runs, (*_RUN_COLUMNS, "clip_norm"), "table3_rows")
+        sgd = final_wide(sgd_runs, "accuracy")
+        by_bound = {
+            cn: final_wide(d, "accuracy") for cn, d in runs.groupby("clip_norm")
+        }
     rows = []
     for (method, cn), paper in paper_numbers.DPSGDF_TABLE3.items():
         for group, number in zip(
@@ -1384,7 +1389,7 @@ def table2_rows(
         Per method, group and quantity (loss, per-example norm, norm of the average).
     """
     metrics = ("train_loss", "grad_norm", "mean_grad_norm")
-    wides = {} if frame is None else {m: _wide(frame, m, **keys) for m in metrics}
+    wides = {} if frame is None else {m: final_wide(frame, m, **keys) for m in metrics}
     rows = []
     for method, paper in paper_numbers.DPSGDF_TABLE2[dataset].items():
         if frame is not None and method not in set(frame.method):
@@ -1448,7 +1453,7 @@ def norm_ratios(frame: pd.DataFrame) -> pd.Series:
     Returns:
         The ratio of the means over seeds, indexed by data set and group.
     """
-    _require(frame, (*_RUN_COLUMNS, "dataset"), "norm_ratios")
+    require_columns(frame, (*_RUN_COLUMNS, "dataset"), "norm_ratios")
     f = frame[frame.method == "dpsgd"]
     a = final(f, "grad_norm").groupby(["dataset", "group"])["value"].mean()
     b = final(f, "mean_grad_norm").groupby(["dataset", "group"])["value"].mean()
@@ -1471,7 +1476,7 @@ def setting_rows(frame: pd.DataFrame, run: str) -> list[dict[str, object]]:
     Returns:
         Rows with the losses of digits 2 and 8 and the accuracies of all and digit 8.
     """
-    _require(frame, (*_RUN_COLUMNS, "momentum", "normalize"), "setting_rows")
+    require_columns(frame, (*_RUN_COLUMNS, "momentum", "normalize"), "setting_rows")
     rows = []
     for (method, mu, z), d in frame.groupby(["method", "momentum", "normalize"]):
         acc = final(d, "accuracy").set_index("group")["value"]
@@ -1535,7 +1540,7 @@ def table1_comparisons(
         ValueError: If the data set's runs are missing.
     """
     if dataset == "mnist":
-        _require(main, (*_RUN_COLUMNS, "dataset"), "table1_comparisons")
+        require_columns(main, (*_RUN_COLUMNS, "dataset"), "table1_comparisons")
         frame = main[main.dataset == "mnist"]
         _require_rows(frame, "table1_comparisons (mnist)")
         return table1_rows(frame)
@@ -1555,7 +1560,7 @@ def accuracy_table(main: pd.DataFrame, dataset: str) -> pd.DataFrame:
     Raises:
         ValueError: If the data set has no runs.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "accuracy_table")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "accuracy_table")
     d = final(main[main.dataset == dataset], "accuracy")
     _require_rows(d, f"accuracy_table ({dataset})")
     stats = d.groupby(["group", "method"])["value"].agg(["mean", "std"]).reset_index()
@@ -1619,7 +1624,7 @@ def loss_norm_table(main: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFram
     Returns:
         One row per data set, group and quantity; one column per method.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "loss_norm_table")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "loss_norm_table")
     rows = []
     for dataset in names:
         for metric, name in [("train_loss", "loss"), ("grad_norm", "norm")]:
@@ -1658,7 +1663,7 @@ def table2_beside_paper(main: pd.DataFrame, names: Mapping[str, str]) -> pd.Data
     Returns:
         One row per data set, group and method, the paper's and our numbers.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "table2_beside_paper")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "table2_beside_paper")
     rows = []
     for dataset in names:
         pair = paper_numbers.DPSGDF_GROUPS[dataset][1:]
@@ -1699,7 +1704,7 @@ def clip_table(clip: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ValueError: If a column or the runs are missing.
     """
-    _require(clip, (*_RUN_COLUMNS, "clip_norm"), "clip_table")
+    require_columns(clip, (*_RUN_COLUMNS, "clip_norm"), "clip_table")
     c = final(clip, "accuracy")
     _require_rows(c, "clip_table")
     runs = []
@@ -1762,7 +1767,7 @@ def clip_shares(clip: pd.DataFrame) -> pd.DataFrame:
     Returns:
         Indexed by the bound C: ``digit 8`` and ``other digits`` (their mean).
     """
-    _require(clip, (*_RUN_COLUMNS, "clip_norm"), "clip_shares")
+    require_columns(clip, (*_RUN_COLUMNS, "clip_norm"), "clip_shares")
     share = clip[(clip.metric == "clip_fraction") & (clip.method == "dpsgd")]
     _require_rows(share, "clip_shares")
     share = share.groupby(["clip_norm", "group"])["value"].mean().unstack("group")
@@ -1813,7 +1818,7 @@ def budget_curves(budget: pd.DataFrame, dataset: str, vary: str) -> pd.DataFrame
         Columns ``method``, ``noise_multiplier``, ``epoch``, ``group``, ``value``,
         ``eps``, ``sd``, in increasing ε.
     """
-    _require(
+    require_columns(
         budget, (*_RUN_COLUMNS, "dataset", "vary", "noise_multiplier"), "budget_curves"
     )
     d = budget[(budget.vary == vary) & (budget.dataset == dataset)]
@@ -1847,7 +1852,7 @@ def sgd_reference(budget: pd.DataFrame, dataset: str) -> pd.Series:
     Averaged over digits within a seed (MNIST: digit 8 and the other digits), then
     over seeds.
     """
-    _require(budget, (*_RUN_COLUMNS, "dataset", "vary"), "sgd_reference")
+    require_columns(budget, (*_RUN_COLUMNS, "dataset", "vary"), "sgd_reference")
     ref = budget[
         (budget.vary == "epochs")
         & (budget.dataset == dataset)
@@ -2003,9 +2008,9 @@ def _gap_runs(
     """
     first, second = PAIRS[dataset]
     if dataset == "mnist":
-        _require(main, (*_RUN_COLUMNS, "dataset"), what)
+        require_columns(main, (*_RUN_COLUMNS, "dataset"), what)
         return main[main.dataset == dataset], {}, (first, second)
-    _require(census, (*_RUN_COLUMNS, "dataset", "encoding"), what)
+    require_columns(census, (*_RUN_COLUMNS, "dataset", "encoding"), what)
     match = match_paper_groups(census)[dataset]
     frame = census[census.dataset == dataset]
     return frame, {"encoding": "paper"}, (match[first], match[second])
@@ -2032,7 +2037,7 @@ def our_gap(
         ValueError: If the two groups' costs do not cover the same seeds.
     """
     frame, keys, (first, second) = _gap_runs(main, census, dataset, "our_gap")
-    wide = _wide(frame, "accuracy", **keys)
+    wide = final_wide(frame, "accuracy", **keys)
     costs = {g: _cost(wide, method, g) for g in (first, second)}
     _same_seeds(costs, f"our_gap ({dataset}, {method})")
     if costs[first].empty:
@@ -2090,7 +2095,7 @@ def largest_bound_ratio(main: pd.DataFrame, *, clip_norm: float) -> pd.Series:
     Raises:
         ValueError: If DPSGD-F's bounds are missing.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "largest_bound_ratio")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "largest_bound_ratio")
     ck = main[
         (main.dataset == "mnist")
         & (main.method == "dpsgd_f")
@@ -2122,9 +2127,9 @@ def gap_estimate(
         ValueError: As :func:`our_gap`.
     """
     frame, keys, (first, second) = _gap_runs(main, census, dataset, "gap_estimate")
-    wide = _wide(frame, "accuracy", **keys)
+    wide = final_wide(frame, "accuracy", **keys)
     counts = tuple(group_test_count(frame, g, **keys) for g in (first, second))
-    return _cost_gap(wide, wide, method, (first, second), counts)
+    return cost_gap(wide, wide, method, (first, second), counts)
 
 
 def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Estimate:
@@ -2134,9 +2139,9 @@ def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Est
     if runs.empty:
         raise ValueError(f"no DPSGD run at C = {cn:g}.")
     pair = PAIRS["mnist"]
-    return _cost_gap(
-        _wide(runs, "accuracy"),
-        _wide(mnist, "accuracy"),
+    return cost_gap(
+        final_wide(runs, "accuracy"),
+        final_wide(mnist, "accuracy"),
         "dpsgd",
         pair,
         tuple(group_test_count(mnist, g) for g in pair),
@@ -2283,7 +2288,7 @@ def mnist_clipping(
     Raises:
         ValueError: If MNIST's DPSGD, DPSGD-F or SGD runs are missing.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "mnist_clipping")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "mnist_clipping")
     mnist = main[main.dataset == "mnist"]
     for method in ("sgd", "dpsgd", "dpsgd_f"):
         _require_rows(mnist[mnist.method == method], f"mnist_clipping ({method})")
@@ -2347,7 +2352,7 @@ def group_diagnostics(main: pd.DataFrame, dataset: str, group: str) -> GroupDiag
         ValueError: If a column is missing, or if the methods' runs do not cover the
             same seeds (a missing seed).
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "group_diagnostics")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "group_diagnostics")
     frame = _metrics(
         main[main.dataset == dataset], "accuracy", "grad_norm", "clip_fraction"
     )
@@ -2376,7 +2381,7 @@ def last_bound_ratios(main: pd.DataFrame, dataset: str) -> pd.Series:
     Raises:
         ValueError: If DPSGD's or DPSGD-F's bounds are missing.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "last_bound_ratios")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "last_bound_ratios")
     bounds = main[(main.dataset == dataset) & (main.metric == "clip_bound")]
     base = bounds[bounds.method == "dpsgd"]
     f = bounds[bounds.method == "dpsgd_f"]
@@ -2431,7 +2436,9 @@ def ablation(reference: pd.DataFrame, text: pd.DataFrame, *, seed: int = 0) -> A
     Raises:
         ValueError: If a column or the ablation's runs are missing.
     """
-    _require(reference, (*_RUN_COLUMNS, "part", "momentum", "normalize"), "ablation")
+    require_columns(
+        reference, (*_RUN_COLUMNS, "part", "momentum", "normalize"), "ablation"
+    )
     full = reference[
         reference.part.isin(["main", "ablation"])
         & reference.method.isin(["dpsgd", "dpsgd_f"])
@@ -2494,7 +2501,7 @@ def epoch_curves(
     Raises:
         ValueError: If the run or a group is missing.
     """
-    _require(frame, _RUN_COLUMNS, "epoch_curves")
+    require_columns(frame, _RUN_COLUMNS, "epoch_curves")
     d = frame[
         (frame.metric == metric)
         & (frame.method == method)
@@ -2532,7 +2539,7 @@ def figure3b_row(
     claim = f"below τ = {TAU} at every σ"
     if sweep is None:
         return compare_below(quantity, claim, None, missing=NOT_RUN)
-    _require(sweep, ("gap",), "figure3b_row")
+    require_columns(sweep, ("gap",), "figure3b_row")
     _require_rows(sweep, "figure3b_row")
     se = 0.0
     if n_test is not None:
@@ -2564,7 +2571,7 @@ def training_size(frame: pd.DataFrame) -> int:
 
     The mean over runs of each group's count (every run has the same split).
     """
-    _require(frame, _RUN_COLUMNS, "training_size")
+    require_columns(frame, _RUN_COLUMNS, "training_size")
     n = final(frame, "n_train").groupby("group")["value"].mean()
     n = n.drop("all", errors="ignore")
     if n.empty:
@@ -2817,7 +2824,7 @@ def epochs_text(frame: pd.DataFrame, dataset: str, *, paper: int) -> str:
     Raises:
         ValueError: If the data set has no ``steps`` rows.
     """
-    _require(frame, (*_RUN_COLUMNS, "dataset"), "epochs_text")
+    require_columns(frame, (*_RUN_COLUMNS, "dataset"), "epochs_text")
     steps = frame[(frame.dataset == dataset) & (frame.metric == "steps")]
     _require_rows(steps, f"epochs_text ({dataset})")
     epochs = int(steps.epoch.max())
@@ -2882,7 +2889,7 @@ def table1_texts(
 
 def census_note(census: pd.DataFrame, dataset: str, profile: str) -> str:
     """The note under a census Table 1: seeds, interval, experiment, matched groups."""
-    _require(census, (*_RUN_COLUMNS, "dataset"), "census_note")
+    require_columns(census, (*_RUN_COLUMNS, "dataset"), "census_note")
     match = match_paper_groups(census)[dataset]
     swapped = [
         f"its {g} are our {match[g]}" for g in ("male", "female") if match[g] != g
@@ -2910,7 +2917,7 @@ def digit_accuracy(main: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     Raises:
         ValueError: If MNIST has no runs.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "digit_accuracy")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "digit_accuracy")
     d = final(main[(main.dataset == "mnist") & (main.group != "all")], "accuracy")
     _require_rows(d, "digit_accuracy (mnist)")
     stats = d.groupby(["group", "method"])["value"].agg(["mean", "std"])
@@ -2927,7 +2934,7 @@ def base_bound(main: pd.DataFrame, dataset: str) -> float:
     Raises:
         ValueError: If DPSGD's bounds are missing, or differ between runs.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "base_bound")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "base_bound")
     base = main[
         (main.dataset == dataset)
         & (main.metric == "clip_bound")
@@ -3044,7 +3051,7 @@ def wall_table(
     Returns:
         One row per data set with wall times.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "wall_table")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "wall_table")
     wall = main[main.metric == "wall_seconds"]
     rows = []
     for dataset in [d for d in names if d in set(wall.dataset)]:
@@ -3142,7 +3149,7 @@ def census_one_class(census: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ValueError: If the table has no Adult or Dutch runs.
     """
-    _require(census, (*_RUN_COLUMNS, "dataset"), "census_one_class")
+    require_columns(census, (*_RUN_COLUMNS, "dataset"), "census_one_class")
     counted = [d for d in ("adult", "dutch") if d in set(census.dataset)]
     if not counted:
         raise ValueError("census_one_class: the table has no Adult or Dutch runs.")
@@ -3235,7 +3242,7 @@ def epoch_means(
     Raises:
         ValueError: If the runs are missing.
     """
-    _require(main, (*_RUN_COLUMNS, "dataset"), "epoch_means")
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "epoch_means")
     d = main[
         (main.metric == metric) & (main.dataset == dataset) & (main.method == method)
     ]
@@ -3382,8 +3389,8 @@ def one_class_runs(runs: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ValueError: If a column is missing, or a run's seed or group has no counts.
     """
-    _require(runs, (*_RUN_COLUMNS, "dataset"), "one_class_runs")
-    _require(
+    require_columns(runs, (*_RUN_COLUMNS, "dataset"), "one_class_runs")
+    require_columns(
         counts, ("dataset", "seed", "group", "label", "label_name", "count"),
         "one_class_runs (counts)",
     )  # fmt: skip
@@ -3452,7 +3459,7 @@ def one_class_table(constant: pd.DataFrame) -> pd.DataFrame:
     Raises:
         ValueError: If ``constant`` lacks a column.
     """
-    _require(
+    require_columns(
         constant, ("dataset", "method", "seed", "predicts", "one_class_groups"),
         "one_class_table",
     )  # fmt: skip
@@ -3513,7 +3520,9 @@ def paper_one_class(
     """
     if counts is None:
         counts = pd.concat(split_label_counts(d, [0]) for d in ("adult", "dutch"))
-    _require(counts, ("dataset", "group", "label_name", "count"), "paper_one_class")
+    require_columns(
+        counts, ("dataset", "group", "label_name", "count"), "paper_one_class"
+    )
     match = match_paper_groups(census)
     rows = []
     for dataset in ("adult", "dutch"):

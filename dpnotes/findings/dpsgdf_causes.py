@@ -28,12 +28,12 @@ from dpnotes import paper_numbers, report
 from dpnotes.findings.dpsgdf import (
     PAIRS,
     TOLERANCE,
-    _cost_gap,
-    _require,
-    _wide,
     accuracy_error,
+    cost_gap,
+    final_wide,
     group_test_count,
     paper_gap,
+    require_columns,
 )
 from dpnotes.findings.verdict import Estimate, Verdict, compare_value
 
@@ -107,7 +107,7 @@ def late_mean(
         >>> late_mean(t, "m", "g", epochs=2).tolist()
         [3.0]
     """
-    _require(frame, ("seed", "metric", "group", "epoch", "value"), "late_mean")
+    require_columns(frame, ("seed", "metric", "group", "epoch", "value"), "late_mean")
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}.")
     d = frame[(frame.metric == metric) & (frame.group == group)]
@@ -145,8 +145,8 @@ def _runs(
 
 def _check(causes: pd.DataFrame, reference: pd.DataFrame, what: str) -> None:
     columns = ("method", "seed", "metric", "group", "epoch", "value")
-    _require(causes, ("variant", *columns), what)
-    _require(reference, ("part", *columns), what)
+    require_columns(causes, ("variant", *columns), what)
+    require_columns(reference, ("part", *columns), what)
     main = reference[reference.part == "main"]
     if not (main.method == "sgd").any():
         raise ValueError(
@@ -167,7 +167,7 @@ def _estimates(
 ) -> dict[str, Estimate] | None:
     """Costs of digits 8 and 2 and their gap, over the seeds SGD also has."""
     runs = pd.concat([rows, sgd], ignore_index=True)
-    wide = _wide(runs, "accuracy")
+    wide = final_wide(runs, "accuracy")
     seeds = set(rows.seed.unique()) & set(sgd.seed.unique())
     if not seeds:
         return None
@@ -179,7 +179,7 @@ def _estimates(
             (wide[(m, g)].mean(), counts.get(g)) for m in (method, "sgd")
         )
         out[g] = Estimate(tuple(cost.to_numpy(dtype=float)), se_test=se)
-    out["gap"] = _cost_gap(
+    out["gap"] = cost_gap(
         wide, wide, method, _DIGITS, tuple(counts.get(g) for g in _DIGITS)
     )
     return out
