@@ -268,3 +268,55 @@ def test_the_reference_code_run_here_is_compared_exactly(tmp_path):
 def test_a_reference_that_git_cannot_check_out_is_a_clear_error(stored, tmp_path):
     with pytest.raises(ValueError, match="cannot check out the reference commit"):
         restamp(NAME, "paper", cells=1, root=tmp_path, reference="no-such-commit")
+
+
+def _with_runs(result, runs) -> None:
+    """Rewrite a stored result's meta as if several machines computed its cells."""
+    meta_path = result.path / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["runs"] = runs
+    meta_path.write_text(json.dumps(meta))
+
+
+def test_machine_restricts_the_check_to_the_cells_it_computed(stored, tmp_path):
+    from dpnotes.lab.registry import stable_hash
+    from dpnotes.lab.restamp import stored_cells
+
+    paper, _ = stored
+    cells = [c for c, _ in stored_cells(get_experiment(NAME), paper)]
+    gpu = {"accelerator": "NVIDIA H200", "cpu": "Intel(R) Xeon(R) Processor"}
+    cpu = {"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"}
+    _with_runs(paper, [
+        {"device": gpu, "cells_done": [stable_hash(c) for c in cells[:9]]},
+        {"device": cpu, "cells_done": [stable_hash(c) for c in cells[9:]]},
+    ])  # fmt: skip
+    report = restamp(NAME, "paper", cells=10, root=tmp_path, machine="Intel Xeon")
+    checked = [c.cell for c in report.checks if c.profile == "paper"]
+    assert report.equal and checked and all(c in cells[9:] for c in checked)
+    assert len(checked) == len(cells[9:])
+
+
+def test_an_unknown_machine_is_a_clear_error(stored, tmp_path):
+    with pytest.raises(ValueError, match="computed on 'NVIDIA H100'"):
+        restamp(NAME, "paper", root=tmp_path, machine="NVIDIA H100")
+
+
+def test_a_smoke_result_from_another_machine_is_run_not_compared(
+    stored, tmp_path, monkeypatch
+):
+    # The stored smoke rows came from another kind of machine: its last digits may
+    # differ here, so the restamp runs the smoke profile without comparing it and
+    # leaves the smoke result to be restamped on its own.
+    from dpnotes.lab.registry import stable_hash
+
+    _, smoke = stored
+    hashes = [stable_hash(c) for c in get_experiment(NAME).cells("smoke")]
+    _with_runs(smoke, [{"device": {"accelerator": "none", "cpu": "AMD EPYC"},
+                        "cells_done": hashes}])  # fmt: skip
+    monkeypatch.setattr(
+        restamp_mod, "device_info", lambda: {"accelerator": "none", "cpu": "Intel Xeon"}
+    )
+    report = restamp(NAME, "paper", cells=2, root=tmp_path)
+    runs = [c for c in report.checks if c.profile == "smoke"]
+    assert report.equal and runs and not any(c.compared for c in runs)
+    assert report.restamped == ("paper",)
