@@ -1336,6 +1336,10 @@ def test_section_texts_on_the_stored_runs(stored):
     )
     assert own["own-scope"] == "2 data sets, 3 synthesizers and 6 values of ε"
     assert own["sex-own"] == "5 of 36"
+    # The authors' stored results, by synthesizer (not "almost all with GEM").
+    assert own["authors-own"] == (
+        "26 of the 54 comparisons: 16 with GEM, 9 with AIM and 1 with MST"
+    )
     f7 = synthesis.largest_error_texts(synthesis.largest_error(ct))
     assert (
         f7["f7-steps"] == "5" and f7["f7-ours-factor"] == "1.0, 1.2, 0.9, 1.0, 1.0, 1.1"

@@ -87,6 +87,7 @@ __all__ = [
     "at_epsilon",
     "at_epsilon_wide",
     "attribute_table",
+    "authors_own_text",
     "claim_table",
     "claim_verdict",
     "compare_metric",
@@ -2507,8 +2508,8 @@ def own_texts(tab: pd.DataFrame) -> dict[str, str]:
     """The headline: stratifying against none by the parity error over its own groups.
 
     Returns:
-        The texts ``own-total``, ``own-clear``, ``own-by-data``, ``own-scope`` and
-        ``sex-own``.
+        The texts ``own-total``, ``own-clear``, ``own-by-data``, ``own-scope``,
+        ``sex-own`` and ``authors-own`` (:func:`authors_own_text`).
 
     Raises:
         ValueError: If a column is missing or no parity error is computed.
@@ -2529,7 +2530,24 @@ def own_texts(tab: pd.DataFrame) -> dict[str, str]:
         "own-scope": f"{plural(len(order), 'data set')}, {synths} synthesizers and "
         f"{tab.epsilon.nunique()} values of ε",
         "sex-own": str(win_tally(own["SEX"])) if "SEX" in own else "none",
+        "authors-own": authors_own_text(),
     }
+
+
+def authors_own_text() -> str:
+    """Say how many of their 54 own-group comparisons the authors' stored results win.
+
+    From :data:`dpnotes.paper_numbers.STRAT_AUTHORS` (``fig5-all``: all, then per
+    synthesizer), most wins first.
+
+    >>> authors_own_text()
+    '26 of the 54 comparisons: 16 with GEM, 9 with AIM and 1 with MST'
+    """
+    values = paper_numbers.STRAT_AUTHORS["fig5-all"].values
+    per = sorted(zip(SYNTHESIZERS, values[1:], strict=True), key=lambda kv: -kv[1])
+    parts = [f"{v:g} with {syn}" for syn, v in per]
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{values[0]:g} of the 54 comparisons: {listed}"
 
 
 def absent_texts(check: AbsentCheck, datasets: Iterable[str]) -> dict[str, str]:
