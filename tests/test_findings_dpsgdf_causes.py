@@ -158,10 +158,14 @@ class _Stored:
 def test_cause_section_and_caption():
     from dpnotes.findings.dpsgdf_causes import cause_section, causes_caption
 
-    section = cause_section(_Stored(_causes(), "quick"), _reference())
+    quick = cause_section(_Stored(_causes(), "quick"), _reference())
+    assert quick.verdicts == [] and "not judged" in quick.texts["causes-reproducing"]
+    section = cause_section(
+        _Stored(_causes(), "paper", False, {"cells": 4}), _reference()
+    )
     assert list(section.table.columns)[:2] == ["run", "ε spent"]
     assert len(section.table) == 4 and len(section.verdicts) == 6  # 3 DPSGD-F rows
-    assert "first 12 epochs" in section.caption and "The plan" in section.caption
+    assert "first 12 epochs" in quick.caption and "The plan" in quick.caption
     assert section.texts["causes-epochs"] == "10"
     text = section.texts["causes-reproducing"]
     assert text.endswith(": exact counts (not private).")
