@@ -195,6 +195,7 @@ def _cmd_restamp(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         rtol=args.rtol,
         reference=args.reference,
+        machine=args.machine,
     )
     print(report.summary())
     return 0 if report.equal else 1
@@ -412,6 +413,15 @@ def _add_restamp(sub) -> None:
         help="compare with the stored result's own code run here (a commit, or "
         "'auto' for the one its code version names) instead of its stored rows: for "
         "a result computed on another CPU",
+    )
+    p_rs.add_argument(
+        "--machine",
+        default=None,
+        metavar="NAME",
+        help="choose only among the cells this machine computed, named as captions "
+        "name it (e.g. 'Intel Xeon'; `list` and the captions show a result's "
+        "machines): to check a result computed on several machines against the "
+        "stored rows of the cells a machine like this one computed",
     )
     p_rs.add_argument("--no-progress", action="store_true", help="hide cells' bars")
     p_rs.set_defaults(func=_cmd_restamp)

@@ -60,13 +60,14 @@ from dpnotes.lab.registry import (
     stable_hash,
     to_jsonable,
 )
-from dpnotes.lab.runner import code_version, run_cell
+from dpnotes.lab.runner import code_version, device_info, run_cell
 from dpnotes.lab.store import (
     META,
     StoredResult,
     as_written,
     atomic_write_bytes,
     inspect_result,
+    machine_name,
     result_folder,
     run_lock,
     table_to_bytes,
@@ -460,15 +461,31 @@ def _check(
 
 
 def _smoke_checks(
-    experiment: Experiment, seed: int, cache: Path, root, progress: bool, rtol: float
+    experiment: Experiment,
+    seed: int,
+    cache: Path,
+    root,
+    progress: bool,
+    rtol: float,
+    *,
+    compare: bool = True,
 ) -> tuple[list[CellCheck], StoredResult | None]:
-    """Recompute the whole smoke profile; compare it with a stored one if any."""
+    """Recompute the whole smoke profile; compare it with a stored one if any.
+
+    With ``compare=False`` (a restamp against reference code) it is only run, and so
+    it is where another kind of machine computed the stored smoke result (its last
+    digits differ here): restamp that one on its own, with ``reference``.
+    """
     stored, _ = inspect_result(
         result_folder(root, experiment.name, "smoke", seed),
         experiment=experiment.name,
         profile="smoke",
     )
-    if stored is not None and not stored.partial:
+    if stored is not None and set(stored.cells_by_machine()) != {
+        machine_name(device_info())
+    }:
+        compare = False
+    if compare and stored is not None and not stored.partial:
         cells = stored_cells(experiment, stored)
         checks = _check(
             experiment, "smoke", seed, cells, cache, progress, rtol, stored.table
@@ -566,6 +583,7 @@ def restamp(
     progress: bool = False,
     rtol: float = 0.0,
     reference: str | None = None,
+    machine: str | None = None,
 ) -> RestampReport:
     """Recompute a sample of a stored result under the current code; re-stamp if equal.
 
@@ -593,15 +611,22 @@ def restamp(
             names (:mod:`dpnotes.lab.reference`). Both codes run here, so the
             comparison is exact even for a result computed on another CPU; the
             reference's module digests must equal the stored ones, and each cell's
-            difference from the stored rows is recorded.
+            difference from the stored rows is recorded. The smoke profile is then
+            run, not compared with its stored rows (another CPU may have computed
+            them too): restamp it on its own.
+        machine: Choose only among the cells this machine computed, named as
+            captions name it (:meth:`~dpnotes.lab.store.StoredResult.cells_by_machine`,
+            e.g. ``"Intel Xeon"``): for a result computed on several machines, the
+            cells of the one like this can be checked against their stored rows.
 
     Returns:
         The report; ``report.equal`` says whether every checked cell agreed.
 
     Raises:
         ValueError: For an unknown experiment or profile, ``cells < 1``, nothing
-            stored (or a damaged stored result), uncommitted code, or a stored table
-            that does not split into the current grid's cells.
+            stored (or a damaged stored result), uncommitted code, a stored table
+            that does not split into the current grid's cells, or a ``machine`` that
+            computed none of them.
         dpnotes.lab.store.RunLocked: If a run is writing the result.
     """
     if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or cells < 1:
@@ -642,13 +667,15 @@ def restamp(
         cache = stack.enter_context(_fresh_cache())
         tree = stack.enter_context(reference_tree(reference)) if reference else None
         split = stored_cells(experiment, stored)
+        if machine is not None:
+            split = _computed_on(stored, split, machine)
         chosen = _pick(
             experiment, split, int(cells), sample_seed=sample_seed, cheapest=cheapest
         )
         smoke_checks, smoke = [], None
         if profile != "smoke":
             smoke_checks, smoke = _smoke_checks(
-                experiment, seed, cache, root, progress, rtol
+                experiment, seed, cache, root, progress, rtol, compare=tree is None
             )
         if tree is None:
             main = _check(
@@ -685,6 +712,36 @@ def restamp(
             reference=reference,
         )
         return dataclasses.replace(report, restamped=done)
+
+
+def _computed_on(
+    stored: StoredResult,
+    split: Sequence[tuple[dict[str, Any], pd.DataFrame | None]],
+    machine: str,
+) -> list[tuple[dict[str, Any], pd.DataFrame | None]]:
+    """The stored cells that ``machine`` computed (named as captions name it)."""
+    runs = stored.meta.get("runs") or [
+        {"device": stored.meta.get("device"), "cells_done": None}
+    ]
+    hashes: set[str] | None = set()
+    for run in runs:
+        if machine_name(run.get("device")) == machine:
+            done = run.get("cells_done")
+            if done is None:  # one run computed the whole result
+                hashes = None
+                break
+            hashes.update(done)
+    chosen = (
+        list(split)
+        if hashes is None
+        else [(c, r) for c, r in split if stable_hash(c) in hashes]
+    )
+    if not chosen:
+        raise ValueError(
+            f"no stored cell of {stored.experiment} [{stored.profile}] was computed "
+            f"on {machine!r}; its machines: {sorted(stored.cells_by_machine())}."
+        )
+    return chosen
 
 
 def _dirty(result: StoredResult) -> bool:

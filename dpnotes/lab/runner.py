@@ -55,6 +55,7 @@ from dpnotes.lab.store import (
 
 __all__ = [
     "checkpoint",
+    "device_info",
     "load_or_run",
     "load_stored",
     "profile_with",
@@ -120,7 +121,7 @@ def code_version() -> str:
     return f"{__version__}+g{commit}{'.dirty' if dirty else ''}"
 
 
-def _device(config: Any = None) -> dict[str, Any]:
+def device_info(config: Any = None) -> dict[str, Any]:
     """Describe the machine; ``accelerator`` names the GPU the cells could use.
 
     Cells may run in spawned workers that import torch while this process never
@@ -203,7 +204,7 @@ def provenance(experiment: Experiment, profile: str, seed: int) -> dict[str, Any
         "code_digests": experiment.code_digests(),
         "code_version": code_version(),
         "packages": _package_versions(),
-        "device": _device(experiment.config(profile)),
+        "device": device_info(experiment.config(profile)),
         "datasets": _datasets(experiment, profile),
     }
 

@@ -64,6 +64,7 @@ __all__ = [
     "atomic_write_bytes",
     "check_wait",
     "inspect_result",
+    "machine_name",
     "read_result",
     "result_folder",
     "results_root",
@@ -144,16 +145,16 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _machine(device: Mapping[str, Any] | None) -> str:
+def machine_name(device: Mapping[str, Any] | None) -> str:
     """A machine's name in a caption: its accelerator, else its CPU.
 
     The vendor's marks and filler words go: ``"Intel(R) Xeon(R) Processor"`` is named
     ``"Intel Xeon"``.
 
     Examples:
-        >>> _machine({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"})
+        >>> machine_name({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"})
         'Intel Xeon'
-        >>> _machine({"accelerator": "NVIDIA H200", "cpu": "AMD EPYC"})
+        >>> machine_name({"accelerator": "NVIDIA H200", "cpu": "AMD EPYC"})
         'NVIDIA H200'
     """
     device = device or {}
@@ -215,10 +216,10 @@ class StoredResult:
         if not runs:  # one run: every stored cell (a whole result lists none)
             done = self.meta.get("cells_done")
             n = len(done) if done is not None else int(self.meta.get("cells", 0))
-            return {_machine(self.meta.get("device")): n}
+            return {machine_name(self.meta.get("device")): n}
         machines: dict[str, int] = {}
         for r in runs:
-            name = _machine(r.get("device"))
+            name = machine_name(r.get("device"))
             machines[name] = machines.get(name, 0) + len(r.get("cells_done", []))
         return machines
 
