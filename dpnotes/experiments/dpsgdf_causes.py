@@ -4,9 +4,9 @@ Under the reference loop (:mod:`dpnotes.experiments.dpsgdf_reference`) our DPSGD
 costs digit 8 far more than the paper's Table 1 says. Each candidate cause is a
 **variant**: one switch of DPSGD-F's bound rule
 (:class:`~dpnotes.dpsgd.rules.DPSGDFRule`) or of its count noise, trained on
-unbalanced MNIST under the reference loop's settings (:data:`~dpnotes.experiments.dpsgdf_reference.REFERENCE_SETTINGS`)
-for DPSGD's full step plan (no budget stop, so every variant takes the same steps),
-with the same data, initial weights, batches and noise streams per seed as every other
+unbalanced MNIST under the reference loop's settings
+(:data:`~dpnotes.experiments.dpsgdf_reference.REFERENCE_SETTINGS`) for DPSGD's full
+step plan (no budget stop, so every variant takes the same steps), with the same data, initial weights, batches and noise streams per seed as every other
 DPSGD-F experiment (:func:`~dpnotes.experiments.dpsgd_f.seed_streams`). The variants
 (:data:`VARIANTS`):
 

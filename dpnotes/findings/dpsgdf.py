@@ -2711,8 +2711,8 @@ def accounting(
         rate 1/sqrt(T)) and ``pld-joint``, and one verdict per data set on the
         paper's "T is 19, 11 and 17 less"
         (:data:`~dpnotes.paper_numbers.DPSGDF_FEWER_STEPS`): our steps cut (joint
-        accounting, improved conversion) against the paper's, with the paper's own accounting recomputed beside them
-        (:func:`paper_steps_cut`).
+        accounting, improved conversion) against the paper's, with the paper's own
+        accounting recomputed beside them (:func:`paper_steps_cut`).
     """
     from dpnotes.accounting import (
         joint_noise_multiplier,
