@@ -6,8 +6,9 @@ costs digit 8 far more than the paper's Table 1 says. Each candidate cause is a
 (:class:`~dpnotes.dpsgd.rules.DPSGDFRule`) or of its count noise, trained on
 unbalanced MNIST under the reference loop's settings
 (:data:`~dpnotes.experiments.dpsgdf_reference.REFERENCE_SETTINGS`) for DPSGD's full
-step plan (no budget stop, so every variant takes the same steps), with the same data, initial weights, batches and noise streams per seed as every other
-DPSGD-F experiment (:func:`~dpnotes.experiments.dpsgd_f.seed_streams`). The variants
+step plan (no budget stop, so every variant takes the same steps), with the same
+data, initial weights, batches and noise streams per seed as every other DPSGD-F
+experiment (:func:`~dpnotes.experiments.dpsgd_f.seed_streams`). The variants
 (:data:`VARIANTS`):
 
 - ``ours``: the package's reading, for DPSGD's steps (the reference experiment's
