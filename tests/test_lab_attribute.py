@@ -11,7 +11,7 @@ import pytest
 from dpnotes.lab import run
 from dpnotes.lab.attribute import _digest_at, attribute
 from dpnotes.lab.cli import main
-from dpnotes.lab.runner import _device
+from dpnotes.lab.runner import device_info
 from dpnotes.lab.store import META, result_folder
 
 NAME = "log_size_sum"
@@ -84,6 +84,6 @@ def test_unknown_commit_missing_result_and_check_only(stored, tmp_path) -> None:
 
 
 def test_device_of_a_cpu_config_does_not_need_torch() -> None:
-    info = _device(SimpleNamespace(device="cpu"))
+    info = device_info(SimpleNamespace(device="cpu"))
     assert {"platform", "machine", "cpu_count", "accelerator"} <= set(info)
-    assert isinstance(_device(SimpleNamespace(device="auto"))["accelerator"], str)
+    assert isinstance(device_info(SimpleNamespace(device="auto"))["accelerator"], str)

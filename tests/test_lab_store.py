@@ -203,7 +203,7 @@ def test_a_result_finished_over_several_runs_says_which_machine_computed_which_c
         return lambda config=None: {"cpu": name, "accelerator": "none"}
 
     # First run, on machine A: interrupted after cells 0-6 of 12.
-    monkeypatch.setattr(runner, "_device", machine("A"))
+    monkeypatch.setattr(runner, "device_info", machine("A"))
     monkeypatch.setenv("TOY_LAB_FAIL_ARM", "7")
     with pytest.raises(KeyboardInterrupt):
         run(NAME, "paper", root=tmp_path, progress=False)
@@ -213,12 +213,12 @@ def test_a_result_finished_over_several_runs_says_which_machine_computed_which_c
     assert first is not None and first.partial and "runs" not in first.meta
     shutil.rmtree(first.path / "cells")  # as on another checkout: only the partial
     # Second run, on machine B: two more cells, then interrupted again.
-    monkeypatch.setattr(runner, "_device", machine("B"))
+    monkeypatch.setattr(runner, "device_info", machine("B"))
     monkeypatch.setenv("TOY_LAB_FAIL_ARM", "9")
     with pytest.raises(KeyboardInterrupt):
         run(NAME, "paper", root=tmp_path, progress=False)
     # Third run, on machine A again, finishes.
-    monkeypatch.setattr(runner, "_device", machine("A"))
+    monkeypatch.setattr(runner, "device_info", machine("A"))
     monkeypatch.delenv("TOY_LAB_FAIL_ARM")
     done = run(NAME, "paper", root=tmp_path, progress=False)
     assert not done.partial and done.meta["device"]["cpu"] == "A"
