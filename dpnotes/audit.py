@@ -42,6 +42,7 @@ __all__ = [
     "audit_epsilon",
     "audit_epsilon_from_samples",
     "audit_fails",
+    "check_audit_delta",
     "clopper_pearson",
 ]
 
@@ -210,7 +211,7 @@ def audit_epsilon_from_samples(
     """
     a0 = _check_outputs(out0, "out0")
     a1 = _check_outputs(out1, "out1")
-    delta = _check_audit_delta(delta)
+    delta = check_audit_delta(delta)
     confidence = check_probability(confidence, "confidence")
     n_thresholds = check_int(n_thresholds, "n_thresholds", minimum=2)
     if a0.shape[0] < 4 or a1.shape[0] < 4:
@@ -392,7 +393,8 @@ def _check_outputs(out: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _check_audit_delta(delta: Any) -> float:
+def check_audit_delta(delta: Any) -> float:
+    """Return an audit's delta as a float in [0, 1), or raise a clear error."""
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)):
         raise TypeError(f"delta must be a real number, got {type(delta).__name__}.")
     x = float(delta)

@@ -46,6 +46,7 @@ import torch
 from scipy import special, stats
 from torch import Tensor, nn
 
+from dpnotes.audit import check_audit_delta
 from dpnotes.dpsgd.engine import PerSampleClipper, PerSampleGradients
 from dpnotes.dpsgd.rules import (
     COUNT_NOISE_FACTOR,
@@ -95,18 +96,6 @@ def _check_counts(correct: int, guesses: int, m: int) -> tuple[int, int, int]:
             "among the guesses made (abstentions excluded)."
         )
     return correct, guesses, m
-
-
-def _check_audit_delta(delta: object) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)):
-        raise TypeError(f"delta must be a real number, got {type(delta).__name__}.")
-    x = float(delta)
-    if math.isnan(x) or not 0.0 <= x < 1.0:
-        raise ValueError(
-            f"delta must lie in [0, 1), got {delta!r}: use 0 to audit pure DP and the "
-            "claimed delta to audit (epsilon, delta)-DP."
-        )
-    return x
 
 
 def _p_value(v: int, r: int, m: int, epsilon: float, delta: float) -> float:
@@ -168,7 +157,7 @@ def one_run_p_value(
     eps = float(epsilon) if not isinstance(epsilon, bool) else math.nan
     if math.isnan(eps) or eps < 0:
         raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r}.")
-    return _p_value(v, r, m, eps, _check_audit_delta(delta))
+    return _p_value(v, r, m, eps, check_audit_delta(delta))
 
 
 def one_run_epsilon_lower_bound(
@@ -214,7 +203,7 @@ def one_run_epsilon_lower_bound(
         0.0
     """
     v, r, m = _check_counts(correct, guesses, m)
-    delta = _check_audit_delta(delta)
+    delta = check_audit_delta(delta)
     beta = check_probability(beta, "beta")
     if _p_value(v, r, m, 0.0, delta) >= beta:
         return 0.0
