@@ -360,12 +360,30 @@ def test_dpsage_groups_refuses_bad_input_before_any_fit(change, error, match):
         dpsage_groups(make_data(), DOMAIN, **kw)
 
 
-def test_dpsage_groups_refuses_a_group_without_records():
+def test_dpsage_groups_fits_a_group_without_records_on_the_anchors():
+    # Refusing would reveal that the group is empty; its classifier sees the fixed
+    # anchor rows alone, and the release costs what it costs with records.
     df = make_data()
-    df = df[df.A != 0]
-    a, b = _no_fits()
-    with a, b, pytest.raises(ValueError, match=r"\['a0'\] have no training records"):
-        run_groups(df)
+    full, empty = run_groups(df), run_groups(df[df.A != 0].reset_index(drop=True))
+    assert list(empty.classifiers) == list(full.classifiers)
+    assert empty.budget == full.budget
+    assert [w for w, _ in empty.ledger] == [w for w, _ in full.ledger]
+    anchors_only = empty.classifiers["a0"]
+    assert anchors_only.epsilon_spent == full.classifiers["a0"].epsilon_spent
+    assert anchors_only.predict_proba(df.iloc[:5]).shape == (5, DOMAIN["Y"])
+    assert set(empty.rankings["a0"]) == set(full.rankings["a0"])
+
+
+def test_dpsage_groups_labels_model_uses_the_classifiers_output():
+    df = make_data()
+    synthetic, model = run_groups(df), run_groups(df, labels="model")
+    for g, clf in synthetic.classifiers.items():
+        np.testing.assert_array_equal(clf.coef_, model.classifiers[g].coef_)
+    assert any(
+        not np.allclose(synthetic.values[g], model.values[g]) for g in synthetic.values
+    )
+    with pytest.raises(ValueError, match="unknown labels"):
+        run_groups(df, labels="real")
 
 
 @pytest.mark.parametrize("split", ["parallel", "even"])

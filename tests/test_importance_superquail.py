@@ -25,6 +25,8 @@ from dpnotes.audit import assert_audit_passes, audit_epsilon, audit_fails
 from dpnotes.importance import DPLogisticRegression
 from dpnotes.importance import superquail as sq_module
 from dpnotes.importance.superquail import (
+    COLLAPSE_MIN_ROWS,
+    CollapsedTargetWarning,
     NotFittedError,
     SuperQUAIL,
     paper_alpha,
@@ -98,6 +100,24 @@ CTOR_BAD = [
     ({"epsilon": 0.0}, ValueError, "epsilon must be a positive"),
     ({"delta": 0.0}, ValueError, "delta must lie strictly between 0 and 1"),
     ({"fairness": "equal"}, ValueError, "unknown fairness 'equal'"),
+    ({"fairness": "fnr_cap", **FAIR}, ValueError, "needs fnr_target="),
+    (
+        {"fairness": "fnr", **FAIR, "fnr_target": 0.1},
+        ValueError,
+        "applies to the constrained threshold only",
+    ),
+    ({"fnr_target": 0.1}, ValueError, "applies to the constrained threshold only"),
+    (
+        {"fairness": "fnr_cap", **FAIR, "fnr_target": 1.5},
+        ValueError,
+        r"fnr_target must lie in \[0, 1\]",
+    ),
+    (
+        {"fairness": "fnr_cap", **FAIR, "fnr_target": "low"},
+        TypeError,
+        "fnr_target must be a number",
+    ),
+    ({"labels": "real"}, ValueError, "unknown labels 'real'"),
     ({"fairness": "bal"}, TypeError, "needs sensitive="),
     ({"fairness": "bal", "sensitive": "S"}, TypeError, "needs protected="),
     ({"sensitive": "S"}, ValueError, "apply to the fair variants only"),
@@ -126,13 +146,8 @@ FIT_BAD = [
      "sensitive attribute 'Z' is not in the domain"),
     ({"fairness": "bal", "sensitive": "S", "protected": 3}, {}, ValueError,
      "protected=3 is not a code of 'S'"),
-    ({"fairness": "fnr", **FAIR}, {"df": DATA.assign(S=0)}, ValueError,
-     "falls in the group 'other'"),
     ({"fairness": "bal", **FAIR, "groups": {"x": (0, 1, 2)}}, {}, ValueError,
-     "falls in the group 'x'"),
-    ({"fairness": "bal", **FAIR, "groups": {"w": (0,), "b": (1,), "o": (2,)}},
-     {"df": DATA.assign(S=DATA.S.clip(0, 1))}, ValueError,
-     r"groups \['o'\] have no training records"),
+     "at least two groups"),
     ({"fairness": "bal", **FAIR, "groups": {"a": (0,), "b": (1,)}}, {}, ValueError,
      "must partition the codes"),
     ({"fairness": "bal", **FAIR, "groups": {"a": (0, 1), "b": (1, 2)}}, {},
@@ -309,8 +324,11 @@ def test_sampling_replaces_exactly_the_beta_features_and_the_target():
     model.target_classifiers_ = {"all": _Fake("Y", 1, calls)}
     # The rows of S are fixed, and chosen so that no replaced column already holds 1.
     rows = base.assign(**{c: 0 for c in (*model.selected_, "Y")})
-    with mock.patch.object(
-        type(model.synthesizer_), "sample", lambda self, n, *, rng: rows.copy()
+    with (
+        mock.patch.object(
+            type(model.synthesizer_), "sample", lambda self, n, *, rng: rows.copy()
+        ),
+        pytest.warns(CollapsedTargetWarning, match="collapsed to one class"),
     ):
         out = model.sample(len(rows), rng=np.random.default_rng(0))
     replaced = [*model.selected_, "Y"]
@@ -329,9 +347,11 @@ def test_sampling_replaces_exactly_the_beta_features_and_the_target():
 def test_fsq_samples_the_target_with_its_threshold():
     model = fit(fairness="fnr", **FAIR)
     model.threshold_ = 0.0
-    assert (model.sample(200, rng=np.random.default_rng(0))["Y"] == 1).all()
+    with pytest.warns(CollapsedTargetWarning, match="fnr_cap"):
+        assert (model.sample(200, rng=np.random.default_rng(0))["Y"] == 1).all()
     model.threshold_ = 1.0 + 1e-9
-    assert (model.sample(200, rng=np.random.default_rng(0))["Y"] == 0).all()
+    with pytest.warns(CollapsedTargetWarning, match="Y = 0"):
+        assert (model.sample(200, rng=np.random.default_rng(0))["Y"] == 0).all()
 
 
 # --- the threshold: a function of the histogram only --------------------------------
@@ -482,10 +502,12 @@ def test_the_group_classifiers_compose_over_a_covering_partition(split):
     seen = []
     original = DPLogisticRegression.fit
 
-    def recording(self, df, domain, *, target, rng, features=None):
+    def recording(self, df, domain, *, target, rng, features=None, **kw):
         if target == "Y":
             seen.append((self.epsilon, sorted(set(df["S"])), len(df)))
-        return original(self, df, domain, target=target, rng=rng, features=features)
+        return original(
+            self, df, domain, target=target, rng=rng, features=features, **kw
+        )
 
     with mock.patch.object(DPLogisticRegression, "fit", recording):
         model = fit(fairness="bal", **FAIR, groups=GROUPS, group_split=split)
@@ -641,3 +663,112 @@ def test_superquail_and_fsq_end_to_end_on_new_mexico_public_coverage():
         if fairness:
             assert set(model.target_classifiers_) == set(groups)
             assert 0.0 <= model.threshold_ <= 1.0
+
+
+# --- groups without records, the constrained threshold, labels, collapse -------------
+
+
+@pytest.mark.parametrize(
+    ("ctor", "df"),
+    [
+        pytest.param(
+            {"groups": {"w": (0,), "b": (1,), "o": (2,)}},
+            DATA.assign(S=DATA.S.clip(0, 1)),
+            id="one-group-empty",
+        ),
+        pytest.param({}, DATA.assign(S=0), id="every-record-in-one-group"),
+    ],
+)
+def test_fsq_fits_when_a_group_has_no_training_records(ctor, df):
+    # Refusing would be an outcome that reveals which groups have records; the empty
+    # group's classifier is fitted on the anchors alone, and the budget is unchanged.
+    full = fit(fairness="bal", **FAIR, **ctor)
+    model = fit(fairness="bal", **FAIR, **ctor, df=df)
+    assert list(model.target_classifiers_) == list(full.target_classifiers_)
+    assert model.epsilon_spent == full.epsilon_spent
+    assert [b for _, b in model.ledger_] == [b for _, b in full.ledger_]
+    assert model.histogram_.shape == full.histogram_.shape
+    out = model.sample(50, rng=np.random.default_rng(0))
+    assert list(out.columns) == list(DOMAIN)
+
+
+def test_constrained_threshold_maximises_accuracy_under_the_cap():
+    # Group 0: 50 negatives in bin 0, 50 positives in bin 3. Protected group 1: 2
+    # positives in bin 1, 2 in bin 3, 6 negatives in bin 1.
+    h = np.zeros((2, 2, 4))
+    h[0, 0, 0], h[0, 1, 3] = 50, 50
+    h[1, 1, 1], h[1, 1, 3], h[1, 0, 1] = 2, 2, 6
+    edges, values = threshold_objective(
+        h, objective="fnr_cap", protected=1, fnr_target=0.5
+    )
+    # Edges 0, .25, .5, .75, 1: protected FNR 0, 0, .5, .5, 1; accuracy
+    # 54/110, 104/110, 108/110, 108/110, 56/110.
+    np.testing.assert_allclose(edges, [0.0, 0.25, 0.5, 0.75, 1.0])
+    np.testing.assert_allclose(
+        values, [54 / 110, 104 / 110, 108 / 110, 108 / 110, -np.inf]
+    )
+    assert tune_threshold(h, objective="fnr_cap", protected=1, fnr_target=0.5) == 0.5
+    assert tune_threshold(h, objective="fnr_cap", protected=1, fnr_target=0.0) == 0.25
+    # The penalty objective at weight 1 prefers the same edge here, ...
+    assert tune_threshold(h, objective="fnr", protected=1) == 0.25
+    # ... but it gives up accuracy for FNR when majority negatives share the bin of
+    # the protected positives: one protected positive is 1/4 of FNR, one record 1/140
+    # of accuracy. Edge .25: accuracy 104/140, FNR 0; edge .5: 138/140, FNR .5.
+    h[0, 0, 1] = 30
+    assert tune_threshold(h, objective="fnr", protected=1) == 0.25
+    assert tune_threshold(h, objective="fnr_cap", protected=1, fnr_target=0.5) == 0.5
+    # A cap of 0 can always be met: everyone positive (edge 0) has FNR 0.
+    h2 = np.zeros((2, 2, 4))
+    h2[:, 1, 0], h2[:, 0, 3] = 5, 5
+    assert tune_threshold(h2, objective="fnr_cap", protected=1, fnr_target=0.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "match"),
+    [
+        ({"objective": "fnr_cap"}, ValueError, "needs fnr_target="),
+        ({"objective": "fnr", "fnr_target": 0.1}, ValueError, "constrained threshold"),
+        ({"objective": "fnr_cap", "fnr_target": -0.1}, ValueError, r"in \[0, 1\]"),
+        ({"objective": "fnr_cap", "fnr_target": True}, TypeError, "a number"),
+    ],
+)
+def test_constrained_threshold_refuses_bad_caps(kw, error, match):
+    with pytest.raises(error, match=match):
+        threshold_objective(np.ones((2, 2, 4)), protected=1, **kw)
+
+
+def test_fsq_with_the_constrained_threshold_samples_with_it():
+    model = fit(fairness="fnr_cap", fnr_target=0.2, **FAIR)
+    plain = fit(fairness="fnr", **FAIR)
+    assert set(model.thresholds_) == {"bal", "fnr", "fnr_cap"}
+    assert set(plain.thresholds_) == {"bal", "fnr"}
+    assert model.threshold_ == model.thresholds_["fnr_cap"]
+    # Same seed, same releases: the threshold is post-processing of one histogram.
+    np.testing.assert_array_equal(model.histogram_, plain.histogram_)
+    assert model.thresholds_["fnr"] == plain.threshold_
+    assert model.epsilon_spent == plain.epsilon_spent
+    assert "FSQ-FNR<=0.2" in repr(model)
+
+
+@pytest.mark.parametrize("fair", [{}, {"fairness": "bal", **FAIR}], ids=["SQ", "FSQ"])
+def test_labels_model_reaches_dpsage(fair):
+    synthetic = fit(seed=3, **fair)
+    model = fit(seed=3, labels="model", **fair)
+    assert model.labels == "model"
+    # The fits are the same; only SAGE's labels differ, so the values differ.
+    for g, clf in synthetic.target_classifiers_.items():
+        np.testing.assert_array_equal(clf.coef_, model.target_classifiers_[g].coef_)
+    assert any(
+        not np.allclose(synthetic.values_[g], model.values_[g])
+        for g in synthetic.values_
+    )
+
+
+def test_no_collapse_warning_for_few_rows_or_two_classes(recwarn):
+    model = fit(beta=1)
+    out = model.sample(400, rng=np.random.default_rng(0))
+    assert out["Y"].nunique() == 2
+    model.target_classifiers_ = {"all": _Fake("Y", 1, [])}
+    few = model.sample(COLLAPSE_MIN_ROWS - 1, rng=np.random.default_rng(0))
+    assert (few["Y"] == 1).all()
+    assert not [w for w in recwarn if w.category is CollapsedTargetWarning]

@@ -171,10 +171,12 @@ class CodesClassifier:
         domain: Domain,
         target: str,
         features: Sequence[str] | None,
+        *,
+        allow_empty: bool = False,
     ) -> tuple[dict[str, int], str, tuple[str, ...], pd.DataFrame]:
         domain = check_domain(domain)
         target, chosen = _check_target_features(domain, target, features)
-        data = check_data(df, domain)
+        data = check_data(df, domain, allow_empty=allow_empty)
         return domain, target, chosen, data
 
     @property
@@ -364,29 +366,39 @@ class DPLogisticRegression(CodesClassifier):
         target: str,
         rng: np.random.Generator,
         features: Sequence[str] | None = None,
+        allow_empty: bool = False,
     ) -> DPLogisticRegression:
         """Fit on ``df`` (codes of the public ``domain``) to predict ``target``.
 
         Args:
-            df: The private records, exactly the domain's columns, at least one row.
+            df: The private records, exactly the domain's columns, at least one row
+                (unless ``allow_empty``).
             domain: The public domain (attribute -> number of codes).
             target: The column to predict; its classes are its public codes.
             rng: The random generator (seeds diffprivlib's noise).
             features: The columns to predict from; default every other attribute.
+            allow_empty: Accept a frame with no rows and fit on the fixed anchor rows
+                alone. A caller whose records are split by a public rule (one
+                classifier per group) needs it: whether a part is empty depends on
+                the data, so refusing an empty part would reveal it. The mechanism
+                and its guarantee are the same: the fit is ``M(D ∪ A)`` with ``D``
+                empty.
 
         Returns:
             ``self``.
 
         Raises:
-            ValueError: If ``df`` is empty, its columns differ from the domain's, a
-                value is outside the domain, the target or a feature is unknown, or
-                the target is among the features.
+            ValueError: If ``df`` is empty (and ``allow_empty`` is false), its
+                columns differ from the domain's, a value is outside the domain, the
+                target or a feature is unknown, or the target is among the features.
             TypeError: If ``rng`` is not a numpy Generator or ``df`` not a DataFrame.
         """
         from diffprivlib.accountant import BudgetAccountant
         from diffprivlib.models import LogisticRegression
 
-        domain, target, chosen, data = self._prepare(df, domain, target, features)
+        domain, target, chosen, data = self._prepare(
+            df, domain, target, features, allow_empty=bool(allow_empty)
+        )
         rng = check_rng(rng)
         sizes = [domain[f] for f in chosen]
         x = _encode_codes(data[list(chosen)].to_numpy(), sizes)

@@ -512,13 +512,16 @@ def _explain_groups(
     target: str,
     n_background: int,
     rng: np.random.Generator,
+    *,
+    labels: str = "synthetic",
     **sage_options: Any,
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, pd.Series]]:
     """SAGE of each group's classifier on its pool of S's rows (post-processing).
 
     The first ``n_background`` rows of a pool are the background, the rest are
-    explained with S's target as labels (the classifier's own output where those
-    hold one class: sage refuses labels of one class).
+    explained with S's target as labels (``labels="synthetic"``; the classifier's own
+    output where those hold one class: sage refuses labels of one class) or with
+    the classifier's own output (``labels="model"``).
     """
     rankings, values = {}, {}
     for (name, clf), r in zip(
@@ -528,10 +531,11 @@ def _explain_groups(
         features = list(clf.features_)
         explained, background = pool.iloc[n_background:], pool.iloc[:n_background]
         y = explained[target].to_numpy()
+        own = labels == "model" or np.unique(y).size < 2
         v, _ = _sage(
             clf.predict_proba,
             explained[features].to_numpy(),
-            y if np.unique(y).size > 1 else None,
+            None if own else y,
             background[features].to_numpy(),
             rng=r,
             **sage_options,
@@ -588,6 +592,7 @@ def dpsage_groups(
     batch_size: int = 512,
     mst_options: Mapping[str, Any] | None = None,
     classifier_options: Mapping[str, Any] | None = None,
+    labels: str = "synthetic",
 ) -> GroupDPSAGEResult:
     """DPSAGE per group: one synthesizer S, one classifier and one ranking per group.
 
@@ -597,11 +602,14 @@ def dpsage_groups(
     ``C_g`` of the target, fitted on the group's records; SAGE explains ``C_g`` on
     rows of S whose ``sensitive`` code is in ``g`` (``n_background`` of them as the
     background, ``n_samples`` explained, with S's target as labels, or ``C_g``'s own
-    output where those labels hold one class).
+    output where those labels hold one class or ``labels="model"``).
+
+    A group without training records still gets its classifier, fitted on the fixed
+    anchor rows alone (:meth:`DPLogisticRegression.fit` with ``allow_empty``): which
+    groups have records is never revealed by an outcome of the fit.
 
     Args:
-        df: The private (training) records: exactly the domain's columns, as codes;
-            every group needs at least one record.
+        df: The private (training) records: exactly the domain's columns, as codes.
         domain: The public domain.
         target: The column each ``C_g`` predicts; every other attribute is a feature.
         sensitive: The attribute whose codes the groups partition (not the target).
@@ -620,6 +628,9 @@ def dpsage_groups(
         n_samples, n_background, thresh, max_permutations, batch_size: As
             :func:`dpsage`.
         mst_options, classifier_options: As :func:`dpsage`.
+        labels: ``"synthetic"`` (S's sampled target; ``C_g``'s own output for a
+            group whose sampled target holds one class) or ``"model"`` (``C_g``'s
+            probabilities for every group), as :func:`dpsage`.
 
     Returns:
         A :class:`GroupDPSAGEResult`.
@@ -627,8 +638,8 @@ def dpsage_groups(
     Raises:
         ValueError: For an empty frame, columns that differ from the domain, an
             unknown target or sensitive attribute, groups that do not partition its
-            codes, a group without records, a budget or share out of range, unknown
-            options or an unknown ``group_split``; all before any fit.
+            codes, a budget or share out of range, unknown options, an unknown
+            ``group_split`` or ``labels``; all before any fit.
         TypeError: If ``rng`` is not a numpy Generator or ``groups`` not a mapping.
 
     Privacy:
@@ -636,9 +647,9 @@ def dpsage_groups(
         ``(gamma epsilon, delta)``-DP; the classifiers are fitted on disjoint
         records chosen by a public partition, so together they cost the largest of
         their budgets (``"parallel"``) or, at most, their sum (``"even"``); SAGE
-        reads only S's rows and the classifiers (post-processing). Which groups
-        have records is assumed public (a group without records is refused, an
-        outcome that depends on the data).
+        reads only S's rows and the classifiers (post-processing). A group without
+        records is fitted like any other (on the anchors alone), so no outcome
+        depends on which groups have records.
 
     References:
         rosenblatt2022spending, Algorithm 1 and Section 4; covert2020understanding.
@@ -656,6 +667,7 @@ def dpsage_groups(
     )
     mst_kw = check_options(mst_options, MST_OPTIONS, "mst_options")
     clf_kw = check_options(classifier_options, CLASSIFIER_OPTIONS, "classifier_options")
+    labels = check_choice(labels, LABELS, "labels")
     rng = check_rng(rng)
     data = check_data(df, domain)
     names = list(parts)
@@ -663,12 +675,6 @@ def dpsage_groups(
     for i, codes in enumerate(parts.values()):
         code_group[list(codes)] = i
     group_of = code_group[data[sensitive].to_numpy()]
-    empty = [n for i, n in enumerate(names) if not (group_of == i).any()]
-    if empty:
-        raise ValueError(
-            f"groups {empty} have no training records: a classifier per group needs "
-            "records of each; merge them into another group of the partition."
-        )
     mst = MST(epsilon=gamma * epsilon, delta=delta, **mst_kw)
     share = epsilon - mst.epsilon
     each = share / len(names) if group_split == "even" else share
@@ -683,7 +689,7 @@ def dpsage_groups(
     for i, (name, r) in enumerate(zip(names, r_clf.spawn(len(names)), strict=True)):
         rows = data[group_of == i].reset_index(drop=True)
         classifiers[name] = DPLogisticRegression(epsilon=each, **clf_kw).fit(
-            rows, domain, target=target, rng=r
+            rows, domain, target=target, rng=r, allow_empty=True
         )
     seconds["classifiers"] = time.perf_counter() - start
 
@@ -698,6 +704,7 @@ def dpsage_groups(
         target,
         n_background,
         r_sage,
+        labels=labels,
         thresh=thresh,
         max_permutations=max_permutations,
         batch_size=batch_size,

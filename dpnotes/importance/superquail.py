@@ -56,6 +56,13 @@ Readings of what the paper leaves open or unbudgeted (each is a choice of this m
   the reference is the ``privileged`` group, or everyone outside the protected group
   when it is ``None``). Ties go to the edge nearest 0.5 (the paper "starts at p = 0.5
   and perturbs"). One threshold for all groups, as the paper tunes one ``p``.
+* **A constrained threshold** (not in the paper; ``fairness="fnr_cap"``): maximise
+  accuracy subject to ``FNR_protected <= fnr_target``, a public number. The penalty
+  objective of FSQ-FNR weighs one protected positive (``1 / P_protected`` of FNR)
+  against one record of accuracy (``1 / N``): with a small protected group it lowers
+  the threshold until everyone is predicted positive. The constraint stops at the
+  first edge that meets the target. The edge 0 (everyone positive) always meets it,
+  so the problem is always feasible.
 * **Splits fixed in advance.** ``alpha`` defaults to the paper's reported choice
   (0.7 for ``epsilon <= e^2``, 0.5 above; :func:`paper_alpha`), ``gamma`` to 0.5;
   ``beta`` is not reported: the default 3 is the middle of the paper's grid
@@ -69,12 +76,20 @@ Readings of what the paper leaves open or unbudgeted (each is a choice of this m
   Both read S only.
 * **The number of rows** drawn by ``sample`` is a public input.
 
+* **Groups without records.** A group of the public partition with no training
+  records (or a data set whose records all fall in one group) is fitted like any
+  other: its target classifier sees the fixed anchor rows alone
+  (:meth:`~dpnotes.importance.DPLogisticRegression.fit` with ``allow_empty``), its
+  SAGE rows come from S. No outcome of ``fit`` reveals which groups have records.
+* **A collapsed target.** ``sample`` warns (:class:`CollapsedTargetWarning`) when every
+  one of at least :data:`COLLAPSE_MIN_ROWS` sampled rows gets the same target class:
+  a weak classifier's argmax, or a threshold at an edge, can do that.
+
 Accounting: basic composition in ``(epsilon, delta)``; ``delta`` comes from MST alone
 (and the Gaussian histogram, if chosen). Routing the large pure epsilons through zCDP
-would inflate the total several-fold at these budgets. The input checks of ``fit``
-(values outside the domain, a sensitive attribute whose records all fall in one group,
-a group without training records) read the data: they stop the curator before any
-release and release nothing.
+would inflate the total several-fold at these budgets. The input check of ``fit`` that
+reads the data (values outside the public domain) stops the curator on invalid input
+before any release and releases nothing.
 
 References:
     rosenblatt2022spending, Algorithm 2, section 4 and Theorem 4;
@@ -86,6 +101,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -101,6 +117,7 @@ from dpnotes.importance.classifier import DPLogisticRegression
 from dpnotes.importance.dpsage import (
     CLASSIFIER_OPTIONS,
     GROUP_SPLITS,
+    LABELS,
     MST_OPTIONS,
     check_groups,
     check_n_background,
@@ -122,12 +139,15 @@ from dpnotes.validation import (
 )
 
 __all__ = [
+    "COLLAPSE_MIN_ROWS",
     "FAIRNESS",
     "HISTOGRAM_NOISE",
     "OBJECTIVES",
     "THRESHOLD_SOURCES",
+    "CollapsedTargetWarning",
     "NotFittedError",
     "SuperQUAIL",
+    "check_fnr_target",
     "paper_alpha",
     "release_histogram",
     "round_robin",
@@ -136,19 +156,43 @@ __all__ = [
     "tune_threshold",
 ]
 
-#: The fair variants: ``None`` (SuperQUAIL), ``"bal"`` (FSQ-Bal), ``"fnr"`` (FSQ-FNR).
-FAIRNESS: tuple[str | None, ...] = (None, "bal", "fnr")
+#: The fair variants: ``None`` (SuperQUAIL), ``"bal"`` (FSQ-Bal), ``"fnr"`` (FSQ-FNR)
+#: and ``"fnr_cap"`` (FSQ with the constrained threshold; not in the paper).
+FAIRNESS: tuple[str | None, ...] = (None, "bal", "fnr", "fnr_cap")
 #: The objectives of :func:`threshold_objective`.
-OBJECTIVES: tuple[str, ...] = ("bal", "fnr")
+OBJECTIVES: tuple[str, ...] = ("bal", "fnr", "fnr_cap")
+#: ``sample`` warns when at least this many rows all get one target class (fewer
+#: rows may hold one class by chance).
+COLLAPSE_MIN_ROWS = 100
 #: Where FSQ's threshold histogram comes from.
 THRESHOLD_SOURCES: tuple[str, ...] = ("histogram", "synthetic", "holdout")
 #: The noise of the private threshold histogram.
 HISTOGRAM_NOISE: tuple[str, ...] = ("laplace", "gaussian")
 
 
+#: What ``sample``'s collapse warning suggests, per fair variant.
+_COLLAPSE_ADVICE: Mapping[str | None, str] = MappingProxyType(
+    {
+        None: "SuperQUAIL's target takes the most probable class; a fair variant "
+        "(fairness='bal' or 'fnr_cap') tunes a threshold instead, or give the fit "
+        "a larger epsilon.",
+        "bal": "Try a larger epsilon, more score bins, or fairness='fnr_cap'.",
+        "fnr": "FSQ-FNR's penalty objective can lower the threshold until everyone "
+        "is positive; fairness='fnr_cap' with an fnr_target maximises accuracy "
+        "under a cap instead.",
+        "fnr_cap": "The cap may be too strict for this budget: raise fnr_target or "
+        "epsilon.",
+    }
+)
+
+
 class NotFittedError(RuntimeError, ValueError):
     """Raised by :meth:`SuperQUAIL.sample` before ``fit`` (a RuntimeError, as the
     other synthesizers raise, and a ValueError)."""
+
+
+class CollapsedTargetWarning(UserWarning):
+    """Every sampled row got the same target class (see :meth:`SuperQUAIL.sample`)."""
 
 
 def paper_alpha(epsilon: float) -> float:
@@ -266,6 +310,42 @@ def release_histogram(
     return x + rng.normal(0.0, sigma, size=x.shape), sigma
 
 
+def check_fnr_target(fnr_target: object, objective: str | None) -> float | None:
+    """Check the constrained objective's cap: required by ``"fnr_cap"`` only.
+
+    Args:
+        fnr_target: The largest protected false-negative rate accepted, or ``None``.
+        objective: The objective (``"fnr_cap"``) or fair variant it goes with.
+
+    Returns:
+        The cap as a float in [0, 1], or ``None`` for the other objectives.
+
+    Raises:
+        ValueError: If ``"fnr_cap"`` lacks a cap, another objective is given one, or
+            the cap is not a number in [0, 1].
+        TypeError: If the cap is not a real number.
+    """
+    if objective != "fnr_cap":
+        if fnr_target is not None:
+            raise ValueError(
+                f"fnr_target applies to the constrained threshold only; pass "
+                f"fairness='fnr_cap' (objective 'fnr_cap'), or drop fnr_target "
+                f"(got {fnr_target!r} with {objective!r})."
+            )
+        return None
+    if fnr_target is None:
+        raise ValueError(
+            "the constrained threshold 'fnr_cap' needs fnr_target=<the largest "
+            "false-negative rate of the protected group to accept, in [0, 1]>."
+        )
+    if isinstance(fnr_target, bool) or not isinstance(fnr_target, (int, float)):
+        raise TypeError(f"fnr_target must be a number in [0, 1], got {fnr_target!r}.")
+    value = float(fnr_target)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"fnr_target must lie in [0, 1], got {fnr_target!r}.")
+    return value
+
+
 def threshold_objective(
     histogram: np.ndarray,
     *,
@@ -273,6 +353,7 @@ def threshold_objective(
     protected: int,
     reference: int | None = None,
     weight: float = 1.0,
+    fnr_target: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Score every bin-edge threshold of a (noisy) histogram: post-processing only.
 
@@ -283,19 +364,33 @@ def threshold_objective(
         histogram: Counts of shape ``(groups, 2, bins)`` (:func:`score_histogram`,
             after :func:`release_histogram`).
         objective: ``"bal"``: ``accuracy - weight * |FNR_protected - FNR_reference|``;
-            ``"fnr"``: ``accuracy - weight * FNR_protected``.
+            ``"fnr"``: ``accuracy - weight * FNR_protected``; ``"fnr_cap"``:
+            ``accuracy`` where ``FNR_protected <= fnr_target``, ``-inf`` elsewhere
+            (the edge 0 always qualifies).
         protected: Index of the protected group.
         reference: Index of the group Bal compares with; ``None``: every other group
             pooled.
-        weight: The weight of the false-negative term, non-negative.
+        weight: The weight of the false-negative term, non-negative (not used by
+            ``"fnr_cap"``).
+        fnr_target: The largest protected FNR ``"fnr_cap"`` accepts, in [0, 1];
+            required by it, refused by the other objectives.
 
     Returns:
         ``(thresholds, values)``: the ``bins + 1`` edges ``0, 1 / bins, ..., 1`` and
         the objective at each.
 
     Raises:
-        ValueError: For a histogram of the wrong shape, an unknown objective or group
-            indices out of range.
+        ValueError: For a histogram of the wrong shape, an unknown objective, group
+            indices out of range, or a missing, needless or out-of-range
+            ``fnr_target``.
+
+    Examples:
+        >>> h = np.zeros((2, 2, 4)); h[0, 0, 0] = 50; h[0, 1, 3] = 50
+        >>> h[1, 1, 1] = 2; h[1, 1, 3] = 2; h[1, 0, 1] = 6
+        >>> edges, v = threshold_objective(h, objective="fnr_cap", protected=1,
+        ...                                fnr_target=0.0)
+        >>> float(edges[np.argmax(v)])
+        0.25
     """
     h = np.asarray(histogram, dtype=float)
     if h.ndim != 3 or h.shape[1] != 2 or h.shape[2] < 2:
@@ -304,6 +399,7 @@ def threshold_objective(
             "with score_histogram."
         )
     check_choice(objective, OBJECTIVES, "objective")
+    fnr_target = check_fnr_target(fnr_target, objective)
     n_groups = h.shape[0]
     for name, idx in (("protected", protected), ("reference", reference)):
         if idx is not None and not 0 <= idx < n_groups:
@@ -326,7 +422,10 @@ def threshold_objective(
         return fn[rows].sum(axis=0) / max(float(pos), 1.0)
 
     fnr_p = fnr(np.array([protected]))
-    if objective == "fnr":
+    if objective == "fnr_cap":
+        # The edge 0 predicts everyone positive: FNR 0, always within the cap.
+        values = np.where(fnr_p <= fnr_target + 1e-12, accuracy, -np.inf)
+    elif objective == "fnr":
         values = accuracy - weight * fnr_p
     else:
         others = (
@@ -345,6 +444,7 @@ def tune_threshold(
     protected: int,
     reference: int | None = None,
     weight: float = 1.0,
+    fnr_target: float | None = None,
 ) -> float:
     """Return the bin edge that maximises :func:`threshold_objective` (ties: near 0.5).
 
@@ -356,6 +456,7 @@ def tune_threshold(
         protected: As :func:`threshold_objective`.
         reference: As :func:`threshold_objective`.
         weight: As :func:`threshold_objective`.
+        fnr_target: As :func:`threshold_objective`.
 
     Returns:
         The threshold ``p``: predict positive when the score is at least ``p``.
@@ -371,6 +472,7 @@ def tune_threshold(
         protected=protected,
         reference=reference,
         weight=weight,
+        fnr_target=fnr_target,
     )
     best = values >= values.max() - 1e-12
     candidates = np.flatnonzero(best)
@@ -451,8 +553,8 @@ def _check_fair_arguments(
         ]
         if given:
             raise ValueError(
-                f"{given} apply to the fair variants only; pass fairness='bal' "
-                "or 'fnr', or leave them out for SuperQUAIL."
+                f"{given} apply to the fair variants only; pass fairness='bal', "
+                "'fnr' or 'fnr_cap', or leave them out for SuperQUAIL."
             )
     else:
         if not isinstance(sensitive, str):
@@ -482,7 +584,14 @@ class SuperQUAIL:
         gamma: MST's share of DPSAGE's budget, in (0, 1).
         beta: How many features get a classifier (at least 1, at most the number of
             features).
-        fairness: ``None`` (SuperQUAIL), ``"bal"`` (FSQ-Bal) or ``"fnr"`` (FSQ-FNR).
+        fairness: ``None`` (SuperQUAIL), ``"bal"`` (FSQ-Bal), ``"fnr"`` (FSQ-FNR) or
+            ``"fnr_cap"`` (the constrained threshold, not in the paper).
+        fnr_target: The largest false-negative rate of the protected group that
+            ``"fnr_cap"`` accepts, in [0, 1] (a public choice); only with it.
+        labels: DPSAGE's labels of the explained rows: ``"synthetic"`` (S's sampled
+            target, SAGE proper; the default) or ``"model"`` (the target
+            classifier's own probabilities, SAGE's "Shapley effects"; see
+            :func:`~dpnotes.importance.dpsage`).
         sensitive: The sensitive attribute (FSQ only).
         protected: The code of the protected group in ``sensitive`` (FSQ only).
         groups: Public partition of ``sensitive``'s codes (name -> codes) covering
@@ -520,7 +629,8 @@ class SuperQUAIL:
         values_: Group name -> the SAGE values (a Series).
         histogram_: FSQ's released histogram ``(groups, 2, bins)``.
         histogram_scale_: Its noise scale (0 for the free sources).
-        thresholds_: ``{"bal": p, "fnr": p}``, both tuned on ``histogram_``.
+        thresholds_: ``{"bal": p, "fnr": p}`` (and ``"fnr_cap"`` with a
+            ``fnr_target``), all tuned on ``histogram_``.
         threshold_: The threshold this model samples with (0.5 for SuperQUAIL, whose
             target takes the most probable class).
         seconds_: Wall time of each stage of ``fit``.
@@ -556,6 +666,8 @@ class SuperQUAIL:
         gamma: float = 0.5,
         beta: int = 3,
         fairness: str | None = None,
+        fnr_target: float | None = None,
+        labels: str = "synthetic",
         sensitive: str | None = None,
         protected: int | None = None,
         groups: Mapping[str, Sequence[int]] | None = None,
@@ -585,6 +697,8 @@ class SuperQUAIL:
         self.gamma = check_probability(gamma, "gamma")
         self.beta = check_int(beta, "beta", minimum=1)
         self.fairness = check_choice(fairness, FAIRNESS, "fairness")
+        self.fnr_target = check_fnr_target(fnr_target, self.fairness)
+        self.labels = check_choice(labels, LABELS, "labels")
         _check_fair_arguments(self.fairness, sensitive, protected, groups, privileged)
         self.sensitive, self.protected = sensitive, protected
         self.groups, self.privileged = groups, privileged
@@ -704,20 +818,8 @@ class SuperQUAIL:
             )
         data = check_data(df, domain)
         public = None if holdout is None else check_data(holdout, domain, "holdout")
-        if self.fairness is not None:
-            present = {self._group_name(c) for c in np.unique(data[self.sensitive])}
-            if len(present) < 2:
-                raise ValueError(
-                    f"every record of {self.sensitive!r} falls in the group "
-                    f"{present.pop()!r}; FSQ needs records of at least two groups. "
-                    "Use SuperQUAIL (fairness=None) or another sensitive attribute."
-                )
-            absent = [g for g in self._groups if g not in present]
-            if absent:
-                raise ValueError(
-                    f"groups {absent} have no training records; merge them into "
-                    "another group of the public partition."
-                )
+        # Groups without records are fitted on the anchors alone (module docstring):
+        # refusing them would be an outcome that depends on the data.
         return domain, data, public
 
     def _validate_fair(self, domain: dict[str, int], target: str) -> None:
@@ -740,6 +842,12 @@ class SuperQUAIL:
                 f"(0..{size - 1}); pass the protected group's code."
             )
         self._groups = check_groups(self.groups, size, self.protected, self.sensitive)
+        if len(self._groups) < 2:
+            raise ValueError(
+                f"the public partition of {self.sensitive!r} has one group "
+                f"({list(self._groups)}); FSQ compares groups, so it needs at least "
+                "two groups. Use SuperQUAIL (fairness=None) or split the codes."
+            )
         self._code_group = np.empty(size, dtype=np.int64)
         for i, codes in enumerate(self._groups.values()):
             self._code_group[list(codes)] = i
@@ -781,9 +889,9 @@ class SuperQUAIL:
         Raises:
             ValueError: For an empty frame, values outside the domain, an unknown
                 target or sensitive attribute, a protected code outside its domain,
-                records of a single group, a group without records, ``beta`` above
-                the number of features, a missing or needless holdout; all before
-                any fit.
+                ``beta`` above the number of features, a missing or needless
+                holdout; all before any fit. A group of the partition without
+                training records is not an error (see the module docstring).
             TypeError: For a target that is not a string or an ``rng`` that is not a
                 numpy Generator.
         """
@@ -838,6 +946,7 @@ class SuperQUAIL:
             batch_size=self.batch_size,
             mst_options=self.mst_options,
             classifier_options=self.classifier_options,
+            labels=self.labels,
         )
         self.seconds_["dpsage"] = time.perf_counter() - start
         self.synthesizer_ = res.synthesizer
@@ -874,6 +983,7 @@ class SuperQUAIL:
             batch_size=self.batch_size,
             mst_options=self.mst_options,
             classifier_options=self.classifier_options,
+            labels=self.labels,
         )
         self.seconds_["dpsage"] = time.perf_counter() - start
         self.synthesizer_ = res.synthesizer
@@ -984,11 +1094,14 @@ class SuperQUAIL:
                 order.
 
         Returns:
-            ``{"bal": p, "fnr": p}``.
+            ``{"bal": p, "fnr": p}``, and ``"fnr_cap"`` when ``fnr_target`` is set.
         """
         names = list(self._groups)
         protected = names.index(self._protected_name)
         reference = None if self.privileged is None else names.index(self.privileged)
+        objectives = [
+            o for o in OBJECTIVES if o != "fnr_cap" or self.fnr_target is not None
+        ]
         return {
             obj: tune_threshold(
                 histogram,
@@ -996,8 +1109,9 @@ class SuperQUAIL:
                 protected=protected,
                 reference=reference,
                 weight=self.fairness_weight,
+                fnr_target=self.fnr_target if obj == "fnr_cap" else None,
             )
-            for obj in OBJECTIVES
+            for obj in objectives
         }
 
     # --- sample ---
@@ -1015,6 +1129,12 @@ class SuperQUAIL:
 
         Returns:
             A DataFrame with the domain's columns.
+
+        Warns:
+            CollapsedTargetWarning: If ``n >= COLLAPSE_MIN_ROWS`` and every row got
+                the same target class (a model trained on these rows can only
+                predict that class). FSQ's ``fairness="fnr_cap"`` (a constrained
+                threshold), ``"bal"``, or a larger budget may help.
 
         Raises:
             ValueError: If ``n`` is not a positive integer.
@@ -1047,10 +1167,25 @@ class SuperQUAIL:
                 else:
                     new = self.classifiers_[column].predict(current)
                 rows.loc[mask, column] = np.asarray(new, dtype=np.int64)
+        classes = np.unique(rows[self.target_].to_numpy())
+        if n >= COLLAPSE_MIN_ROWS and classes.size == 1:
+            warnings.warn(
+                f"every one of the {n} sampled rows has {self.target_} = "
+                f"{int(classes[0])}: the synthetic target collapsed to one class, so a "
+                "model trained on these rows predicts only that class. "
+                + _COLLAPSE_ADVICE[self.fairness],
+                CollapsedTargetWarning,
+                stacklevel=2,
+            )
         return rows
 
     def __repr__(self) -> str:
-        name = {None: "SQ", "bal": "FSQ-Bal", "fnr": "FSQ-FNR"}[self.fairness]
+        name = {
+            None: "SQ",
+            "bal": "FSQ-Bal",
+            "fnr": "FSQ-FNR",
+            "fnr_cap": f"FSQ-FNR<={self.fnr_target:g}",
+        }[self.fairness]
         return (
             f"SuperQUAIL({name}, epsilon={self.epsilon:g}, delta={self.delta:g}, "
             f"alpha={self.alpha:g}, gamma={self.gamma:g}, beta={self.beta})"
