@@ -16,10 +16,12 @@ from dpnotes.experiments.spending_e2e import (
     DATASETS,
     DELTA,
     EPSILONS,
+    FIDELITY_METRICS,
     GROUPS,
     METHODS,
     METRICS,
     PAPER_DATASET,
+    PAPER_METHODS,
     group_metrics,
 )
 from dpnotes.lab import get_experiment, list_experiments, run
@@ -59,7 +61,7 @@ def test_grid_is_the_papers_epsilons() -> None:
     paper = exp.cells("paper")
     assert len(paper) == 5 * 3 * 10
     assert {c["epsilon"] for c in paper} == set(EPSILONS)
-    assert {c["dataset"] for c in paper} == set(DATASETS)
+    assert {c["dataset"] for c in paper} == set(DATASETS) - {"ACSEmployment-NM"}
     seeds = [c["seed"] for c in paper]
     assert seeds == sorted(seeds)
     quick = exp.cells("quick")
@@ -67,7 +69,8 @@ def test_grid_is_the_papers_epsilons() -> None:
     assert {c["epsilon"] for c in quick} <= set(EPSILONS)
     assert len(exp.cells("smoke")) == 1
     assert set(PAPER_DATASET) == set(DATASETS)
-    assert exp.config("paper").methods == METHODS
+    assert exp.config("paper").methods == PAPER_METHODS
+    assert METHODS[: len(PAPER_METHODS)] == PAPER_METHODS  # streams by position
 
 
 @pytest.mark.parametrize(
@@ -87,6 +90,10 @@ def test_bad_settings_are_refused_before_any_work(override: str, match: str) -> 
         ("methods", (), "methods must be"),
         ("epsilons", (0.0,), "positive finite"),
         ("epsilons", (math.inf,), "positive finite"),
+        ("evaluations", ("authors",), "start with 'logistic'"),
+        ("evaluations", ("logistic", "logistic"), "distinct"),
+        ("evaluations", ("logistic", "xgb"), "evaluations must"),
+        ("fnr_target", 1.5, r"fnr_target must lie in \[0, 1\]"),
     ],
 )
 def test_the_cell_refuses_bad_settings_before_loading_data(field, value, match) -> None:
@@ -119,10 +126,10 @@ def test_group_metrics_by_hand() -> None:
 
 def test_smoke_has_the_columns_the_chapter_needs(smoke) -> None:
     assert list(smoke.columns) == COLUMNS
-    assert set(smoke.method) == set(METHODS)
+    assert set(smoke.method) == set(PAPER_METHODS)
     assert set(smoke.metric) <= set(METRICS)
     assert set(smoke.group) <= set(GROUPS)
-    for method in METHODS:
+    for method in PAPER_METHODS:
         part = smoke[(smoke.method == method) & smoke.metric.isin(CLASSIFIER_METRICS)]
         assert set(part.metric) == set(CLASSIFIER_METRICS)
         assert {"overall", "white"} <= set(part.group)
@@ -132,7 +139,7 @@ def test_smoke_has_the_columns_the_chapter_needs(smoke) -> None:
     assert ((rates >= 0) & (rates <= 1)).all()
     times = smoke[smoke.metric.str.endswith("_seconds")]
     assert (times.value >= 0).all()
-    assert set(times[times.metric == "fit_seconds"].method) == set(METHODS)
+    assert set(times[times.metric == "fit_seconds"].method) == set(PAPER_METHODS)
 
 
 def test_smoke_budgets_spent_within_budgets(smoke) -> None:
@@ -159,4 +166,98 @@ def test_cell_is_deterministic() -> None:
     keep = ~a.metric.str.endswith("_seconds")
     pd.testing.assert_frame_equal(
         a[keep].reset_index(drop=True), b[keep].reset_index(drop=True)
+    )
+
+
+@pytest.fixture(scope="module")
+def extras() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The smoke cell with the methods and options beyond the paper, and without."""
+    exp = get_experiment(NAME)
+    base = dataclasses.replace(
+        exp.config("smoke"), methods=("real", "mst"), aim_iters=50
+    )
+    cell = exp.cells("smoke")[0]
+    with_extras = dataclasses.replace(
+        base, methods=("real", "mst", "fsq_fnr_cap"), fidelity=True
+    )
+    return tuple(
+        spending_e2e.spending_e2e(c, cell, rng=np.random.default_rng(3))
+        for c in (with_extras, base)
+    )
+
+
+def _values(table: pd.DataFrame, **where) -> pd.Series:
+    keep = np.logical_and.reduce([table[k] == v for k, v in where.items()])
+    return table[keep].set_index(["group", "metric"])["value"]
+
+
+def test_extra_methods_spend_within_budget_and_leave_the_others_alone(extras):
+    full, base = extras
+    assert set(full.method) == {"real", "mst", "fsq_fnr_cap"}
+    spent = full[full.metric == "epsilon_spent"].set_index("method")["value"]
+    assert spent["fsq_fnr_cap"] == pytest.approx(EPSILONS[2], rel=1e-9)
+    # Each method draws from its own stream: MST's numbers do not move when other
+    # methods run beside it or fidelity rows are added.
+    for method in ("real", "mst"):
+        a = _values(full, method=method)
+        b = _values(base, method=method)
+        keep = [i for i in b.index if not i[1].endswith("_seconds")]
+        pd.testing.assert_series_equal(a[keep], b[keep])
+
+
+def test_fidelity_rows(extras):
+    full, base = extras
+    assert not base.metric.isin(FIDELITY_METRICS).any()
+    for method in ("mst", "fsq_fnr_cap"):
+        rows = _values(full, method=method, group="overall")
+        assert set(FIDELITY_METRICS) <= {m for _, m in rows.index}
+        for k in (1, 2):
+            mean = rows[("overall", f"tvd_{k}way_mean")]
+            top = rows[("overall", f"tvd_{k}way_max")]
+            assert 0.0 <= mean <= top <= 1.0
+        assert 0.0 <= rows[("overall", "target_share")] <= 1.0
+    real = _values(full, method="real", group="overall")
+    assert ("overall", "tvd_1way_mean") not in real.index
+    task = spending_e2e.load_task("ACSMobility-NM", 600)
+    assert real[("overall", "target_share")] == pytest.approx(
+        float(np.mean(task.train[task.target] == 1))
+    )
+
+
+def test_fidelity_rows_by_hand() -> None:
+    from types import SimpleNamespace
+
+    task = SimpleNamespace(domain={"A": 2, "B": 3, "Y": 2}, target="Y")
+    real = pd.DataFrame({"A": [0, 0, 1, 1], "B": [0, 1, 2, 2], "Y": [0, 0, 1, 1]})
+    same = spending_e2e.fidelity_rows("m", real, real, task)
+    assert {r["metric"]: r["value"] for r in same} == {
+        "target_share": 0.5,
+        "tvd_1way_mean": 0.0,
+        "tvd_1way_max": 0.0,
+        "tvd_2way_mean": 0.0,
+        "tvd_2way_max": 0.0,
+    }
+    flipped = {
+        r["metric"]: r["value"]
+        for r in spending_e2e.fidelity_rows("m", real.assign(Y=1), real, task)
+    }
+    # Y's one-way marginal moves by half its mass; A and B do not move.
+    assert flipped["target_share"] == 1.0
+    assert flipped["tvd_1way_max"] == 0.5
+    assert flipped["tvd_1way_mean"] == pytest.approx(0.5 / 3)
+    # (A, Y): real {(0,0): .5, (1,1): .5}, synthetic {(0,1): .5, (1,1): .5}.
+    assert flipped["tvd_2way_max"] == 0.5
+
+
+def test_aim_target_is_aim_with_the_target_pairs() -> None:
+    # AIM itself (its budget, its rounds) is tested in test_synth_aim.py; a cell fit
+    # compiles a new model structure each round (about a minute on the smoke data).
+    exp = get_experiment(NAME)
+    config = dataclasses.replace(exp.config("smoke"), aim_iters=50)
+    task = spending_e2e.load_task("ACSMobility-NM", 600)
+    synth = spending_e2e._synthesizer(config, "aim_target", task, EPSILONS[2])
+    assert type(synth).__name__ == "AIM"
+    assert (synth.epsilon, synth.delta, synth.iters) == (EPSILONS[2], DELTA, 50)
+    assert sorted(map(tuple, synth.workload)) == sorted(
+        (task.target, f) for f in task.domain if f != task.target
     )
