@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -271,6 +271,47 @@ def _ranking(features: Sequence[str], values: np.ndarray) -> tuple[str, ...]:
     return tuple(features[i] for i in order)
 
 
+class _Arguments(NamedTuple):
+    """The checked arguments :func:`dpsage` and :func:`dpsage_groups` share."""
+
+    epsilon: float
+    delta: float
+    gamma: float
+    labels: str
+    n_samples: int
+    sage_cost: tuple[int, float, int, int]
+    mst_kw: dict[str, Any]
+    clf_kw: dict[str, Any]
+    rng: np.random.Generator
+
+
+def _check_arguments(
+    epsilon: object,
+    delta: object,
+    gamma: object,
+    labels: object,
+    n_samples: object,
+    sage_cost: tuple[object, object, object, object],
+    mst_options: Mapping[str, Any] | None,
+    classifier_options: Mapping[str, Any] | None,
+    rng: object,
+) -> _Arguments:
+    """Check the budget, SAGE cost, options and generator (before any fit)."""
+    return _Arguments(
+        epsilon=check_epsilon(epsilon),
+        delta=check_delta(delta),
+        gamma=check_probability(gamma, "gamma"),
+        labels=check_choice(labels, LABELS, "labels"),
+        n_samples=check_int(n_samples, "n_samples", minimum=1),
+        sage_cost=_check_sage_cost(*sage_cost),
+        mst_kw=check_options(mst_options, MST_OPTIONS, "mst_options"),
+        clf_kw=check_options(
+            classifier_options, CLASSIFIER_OPTIONS, "classifier_options"
+        ),
+        rng=check_rng(rng),
+    )
+
+
 def dpsage(
     df: pd.DataFrame,
     domain: Domain,
@@ -337,17 +378,16 @@ def dpsage(
     """
     domain = check_domain(domain)
     target = _check_target(domain, target)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    gamma = check_probability(gamma, "gamma")
-    labels = check_choice(labels, LABELS, "labels")
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    n_background, thresh, max_permutations, batch_size = _check_sage_cost(
-        n_background, thresh, max_permutations, batch_size
-    )
-    mst_kw = check_options(mst_options, MST_OPTIONS, "mst_options")
-    clf_kw = check_options(classifier_options, CLASSIFIER_OPTIONS, "classifier_options")
-    rng = check_rng(rng)
+    a = _check_arguments(
+        epsilon, delta, gamma, labels, n_samples,
+        (n_background, thresh, max_permutations, batch_size),
+        mst_options, classifier_options, rng,
+    )  # fmt: skip
+    epsilon, delta, gamma, labels, n_samples = (
+        a.epsilon, a.delta, a.gamma, a.labels, a.n_samples
+    )  # fmt: skip
+    n_background, thresh, max_permutations, batch_size = a.sage_cost
+    mst_kw, clf_kw, rng = a.mst_kw, a.clf_kw, a.rng
     data = check_data(df, domain)
     synthesizer = MST(epsilon=gamma * epsilon, delta=delta, **mst_kw)
     # (1 - gamma) epsilon, written so that the two shares add up to epsilon in floats.
@@ -657,18 +697,16 @@ def dpsage_groups(
     domain = check_domain(domain)
     target = _check_target(domain, target)
     parts = _check_sensitive(domain, target, sensitive, groups)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    gamma = check_probability(gamma, "gamma")
     group_split = check_choice(group_split, GROUP_SPLITS, "group_split")
-    n_samples = check_int(n_samples, "n_samples", minimum=1)
-    n_background, thresh, max_permutations, batch_size = _check_sage_cost(
-        n_background, thresh, max_permutations, batch_size
-    )
-    mst_kw = check_options(mst_options, MST_OPTIONS, "mst_options")
-    clf_kw = check_options(classifier_options, CLASSIFIER_OPTIONS, "classifier_options")
-    labels = check_choice(labels, LABELS, "labels")
-    rng = check_rng(rng)
+    a = _check_arguments(
+        epsilon, delta, gamma, labels, n_samples,
+        (n_background, thresh, max_permutations, batch_size),
+        mst_options, classifier_options, rng,
+    )  # fmt: skip
+    epsilon, delta, gamma, labels = a.epsilon, a.delta, a.gamma, a.labels
+    n_samples = a.n_samples
+    n_background, thresh, max_permutations, batch_size = a.sage_cost
+    mst_kw, clf_kw, rng = a.mst_kw, a.clf_kw, a.rng
     data = check_data(df, domain)
     names = list(parts)
     code_group = np.empty(domain[sensitive], dtype=np.int64)

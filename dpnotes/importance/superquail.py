@@ -928,6 +928,20 @@ class SuperQUAIL:
             raise RuntimeError("MST overspent its budget; please report this bug.")
         return ApproxBudget(min(mst.epsilon, mst.epsilon_spent), mst.delta)
 
+    def _dpsage_options(self) -> dict[str, Any]:
+        """The settings DPSAGE gets, alone or per group."""
+        return {
+            "gamma": self.gamma,
+            "n_samples": self.n_samples,
+            "n_background": self.n_background,
+            "thresh": self.sage_thresh,
+            "max_permutations": self.max_permutations,
+            "batch_size": self.batch_size,
+            "mst_options": self.mst_options,
+            "classifier_options": self.classifier_options,
+            "labels": self.labels,
+        }
+
     def _fit_dpsage(self, data, domain, target, rng) -> None:
         shares = self.shares()
         start = time.perf_counter()
@@ -938,15 +952,7 @@ class SuperQUAIL:
             epsilon=self.alpha * self.epsilon,
             delta=shares["mst_delta"],
             rng=rng,
-            gamma=self.gamma,
-            n_samples=self.n_samples,
-            n_background=self.n_background,
-            thresh=self.sage_thresh,
-            max_permutations=self.max_permutations,
-            batch_size=self.batch_size,
-            mst_options=self.mst_options,
-            classifier_options=self.classifier_options,
-            labels=self.labels,
+            **self._dpsage_options(),
         )
         self.seconds_["dpsage"] = time.perf_counter() - start
         self.synthesizer_ = res.synthesizer
@@ -974,16 +980,8 @@ class SuperQUAIL:
             epsilon=self.alpha * self.epsilon,
             delta=shares["mst_delta"],
             rng=rng,
-            gamma=self.gamma,
             group_split=self.group_split,
-            n_samples=self.n_samples,
-            n_background=self.n_background,
-            thresh=self.sage_thresh,
-            max_permutations=self.max_permutations,
-            batch_size=self.batch_size,
-            mst_options=self.mst_options,
-            classifier_options=self.classifier_options,
-            labels=self.labels,
+            **self._dpsage_options(),
         )
         self.seconds_["dpsage"] = time.perf_counter() - start
         self.synthesizer_ = res.synthesizer
