@@ -68,8 +68,9 @@ or fit one named classifier (no selection). Deviations from the authors' code:
   depth 14, learning rate 0.01, L2 penalty 1 (xgboost's default ``lambda``) and no
   early stopping, but at most 31 leaves per tree and 20 records per leaf
   (scikit-learn's defaults). Depth-14 trees without a leaf cap, as xgboost grows
-  them, took 19-23 s per fit on 16,000 rows in scikit-learn (measured; xgboost's
-  own would be far faster), against about 1.5 s with the cap. Its initial score is
+  them, took 9 s (at least 4 records per leaf) to 23 s (1 record) per fit on
+  16,000 rows in scikit-learn on one core (xgboost's own would be far faster),
+  against about 1.6 s with the cap. Its initial score is
   the log-odds of the training labels (xgboost 1.x started at probability 0.5).
 * **Seeds** come from the caller's generator: the upsampling and the split draw from
   their own child streams, and each candidate gets a fixed child stream whichever
@@ -184,7 +185,8 @@ AUTHORS_CLASSIFIERS: Mapping[str, ClassifierSpec] = MappingProxyType(
 #: rounds at learning rate 0.05 in place of 500 at 0.01, and an MLP that stops when
 #: its score on a held-out 10% of the training rows stops improving. On the 16,000
 #: training rows of ACSEmployment-NY-sample an evaluation took 1-2 s with them against
-#: 3.5-6 s with the authors' settings (one core of the development machine).
+#: 3.5-6 s with the authors' settings, and with ``encoding="onehot"`` 1.6 s against
+#: 9 s (one core of the development machine).
 QUICK_OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         "gradient_boosting": MappingProxyType({"max_iter": 100, "learning_rate": 0.05}),
