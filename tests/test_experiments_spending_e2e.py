@@ -178,7 +178,10 @@ def extras() -> tuple[pd.DataFrame, pd.DataFrame]:
     )
     cell = exp.cells("smoke")[0]
     with_extras = dataclasses.replace(
-        base, methods=("real", "mst", "fsq_fnr_cap"), fidelity=True
+        base,
+        methods=("real", "mst", "fsq_fnr_cap"),
+        fidelity=True,
+        evaluations=("logistic", "authors"),
     )
     return tuple(
         spending_e2e.spending_e2e(c, cell, rng=np.random.default_rng(3))
@@ -193,7 +196,8 @@ def _values(table: pd.DataFrame, **where) -> pd.Series:
 
 def test_extra_methods_spend_within_budget_and_leave_the_others_alone(extras):
     full, base = extras
-    assert set(full.method) == {"real", "mst", "fsq_fnr_cap"}
+    plain = {"real", "mst", "fsq_fnr_cap"}
+    assert set(full.method) == plain | {f"{m}@authors" for m in plain}
     spent = full[full.metric == "epsilon_spent"].set_index("method")["value"]
     assert spent["fsq_fnr_cap"] == pytest.approx(EPSILONS[2], rel=1e-9)
     # Each method draws from its own stream: MST's numbers do not move when other
@@ -261,3 +265,21 @@ def test_aim_target_is_aim_with_the_target_pairs() -> None:
     assert sorted(map(tuple, synth.workload)) == sorted(
         (task.target, f) for f in task.domain if f != task.target
     )
+
+
+def test_authors_evaluation_rows(extras):
+    full, base = extras
+    assert not base.method.str.endswith("@authors").any()
+    for method in ("real", "mst", "fsq_fnr_cap"):
+        rows = _values(full, method=f"{method}@authors")
+        chosen = rows[("overall", "chosen")]
+        assert chosen in (-1.0, 0.0, 1.0, 2.0)
+        # Only the white and black test records are scored, as the authors did.
+        groups = {g for g, m in rows.index if m == "count"}
+        assert groups <= {"overall", "white", "black"}
+        counts = rows.xs("count", level="metric")
+        assert counts["overall"] == counts.drop("overall").sum()
+        task = spending_e2e.load_task("ACSMobility-NM", 600)
+        kept = task.group_of(task.test).isin(["white", "black"]).sum()
+        assert counts["overall"] == kept
+        assert rows[("overall", "eval_seconds")] >= 0

@@ -772,3 +772,11 @@ def test_no_collapse_warning_for_few_rows_or_two_classes(recwarn):
     few = model.sample(COLLAPSE_MIN_ROWS - 1, rng=np.random.default_rng(0))
     assert (few["Y"] == 1).all()
     assert not [w for w in recwarn if w.category is CollapsedTargetWarning]
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_release_histogram_refuses_counts_that_are_not_finite(bad):
+    counts = np.ones((2, 2, 3))
+    counts[0, 1, 2] = bad
+    with pytest.raises(ValueError, match="counts must be finite"):
+        release_histogram(counts, epsilon=1.0, rng=np.random.default_rng(0))

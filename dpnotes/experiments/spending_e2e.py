@@ -97,6 +97,11 @@ from dpnotes.importance import (
     DPLogisticRegression,
     NonPrivateLogisticRegression,
 )
+from dpnotes.importance.evaluation import (
+    AUTHORS_SUBSET,
+    CLASSIFIERS,
+    authors_evaluation,
+)
 from dpnotes.importance.superquail import CollapsedTargetWarning, SuperQUAIL
 from dpnotes.lab.registry import Cache, Profile, register
 from dpnotes.synth.aim import AIM
@@ -179,7 +184,10 @@ CLASSIFIER_METRICS: tuple[str, ...] = ("accuracy", "f1", "fnr", "fpr", "count")
 #: (``group == "overall"``): ``epsilon_spent`` and ``delta_spent`` (private methods
 #: only) and the wall times ``fit_seconds`` (the synthesizer's or the real
 #: classifier's), ``sample_seconds`` and ``eval_seconds`` (the classifier trained on
-#: synthetic rows; synthesizers only).
+#: synthetic rows; synthesizers only); with the options, :data:`FIDELITY_METRICS`
+#: and, for ``method@authors``, ``chosen`` (the index of the winning classifier in
+#: :data:`dpnotes.importance.evaluation.CLASSIFIERS`; -1: the training rows held one
+#: label, so the prediction is that label).
 METRICS: tuple[str, ...] = (
     *CLASSIFIER_METRICS,
     "epsilon_spent",
@@ -188,6 +196,7 @@ METRICS: tuple[str, ...] = (
     "sample_seconds",
     "eval_seconds",
     *FIDELITY_METRICS,
+    "chosen",
 )
 
 
@@ -480,6 +489,46 @@ def _tvd(a: pd.DataFrame, b: pd.DataFrame, domain: dict[str, int], clique) -> fl
     return 0.5 * float(np.abs(pa / max(pa.sum(), 1.0) - pb / max(pb.sum(), 1.0)).sum())
 
 
+def _authors_rows(
+    method: str, rows: pd.DataFrame, task: SpendingTask, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """The authors' evaluation of ``rows`` (not private, selected on test): rows of
+    ``method@authors``, the metrics of the white and black test records.
+
+    A training set of one label (a collapsed synthetic target) cannot be upsampled or
+    fitted; any classifier trained on it predicts that label, and so does this row.
+    """
+    name = f"{method}@authors"
+    test = task.test
+    features = [c for c in task.domain if c != task.target]
+    groups = task.group_of(test).to_numpy()
+    kept = np.isin(groups, AUTHORS_SUBSET)
+    one = np.unique(rows[task.target].to_numpy())
+    started = time.perf_counter()
+    if one.size < 2:
+        labels = test[task.target].to_numpy()[kept]
+        predicted, groups, chosen = np.full(kept.sum(), one[0]), groups[kept], -1.0
+    else:
+        ev = authors_evaluation(
+            rows,
+            test,
+            target=task.target,
+            features=features,
+            rng=rng,
+            train_groups=task.group_of(rows).to_numpy(),
+            test_groups=groups,
+        )
+        labels, predicted, groups = ev.labels, ev.predictions, ev.groups
+        chosen = float(CLASSIFIERS.index(ev.chosen))
+    out = group_metrics(labels, predicted, groups)
+    out.insert(0, "method", name)
+    return [
+        _scalar(name, "eval_seconds", time.perf_counter() - started),
+        _scalar(name, "chosen", chosen),
+        *out.to_dict("records"),
+    ]
+
+
 def _eval_classifier(
     config: E2EProfile, rows: pd.DataFrame, task: SpendingTask, rng
 ) -> CodesClassifier:
@@ -534,6 +583,8 @@ def spending_e2e(
             if config.fidelity:
                 share = float(np.mean(train[task.target] == 1))
                 rows.append(_scalar(method, "target_share", share))
+            if "authors" in config.evaluations:
+                rows += _authors_rows(method, train, task, r.spawn(1)[0])
             continue
         if method == "real_dp":
             model = DPLogisticRegression(epsilon=epsilon).fit(
@@ -574,4 +625,6 @@ def spending_e2e(
         rows += _evaluate(model, task, method)
         if config.fidelity:
             rows += fidelity_rows(method, synthetic, train, task)
+        if "authors" in config.evaluations:
+            rows += _authors_rows(method, synthetic, task, r.spawn(1)[0])
     return pd.DataFrame(rows)[["method", "group", "metric", "value"]]

@@ -287,7 +287,8 @@ def release_histogram(
         Gaussian standard deviation.
 
     Raises:
-        ValueError: For a budget out of range, an unknown noise or a missing delta.
+        ValueError: For a budget out of range, an unknown noise, a missing delta or
+            counts that are not finite.
 
     Privacy:
         ``epsilon``-DP (Laplace) or ``(epsilon, delta)``-DP (Gaussian) under adding or
@@ -301,6 +302,11 @@ def release_histogram(
     noise = check_choice(noise, HISTOGRAM_NOISE, "histogram noise")
     rng = check_rng(rng)
     x = np.asarray(counts, dtype=float)
+    if not np.all(np.isfinite(x)):
+        raise ValueError(
+            "counts must be finite numbers (exact counts of records); got NaN or "
+            "infinite values. Build them with score_histogram."
+        )
     if noise == "laplace":
         scale = laplace_scale(sensitivity=1.0, epsilon=epsilon)
         return x + rng.laplace(0.0, scale, size=x.shape), scale
