@@ -368,9 +368,13 @@ def test_superquail_quick_run_numbers_and_directions(e2e_quick):
     assert len(texts) == 5 + 2 * 6 * 5 and findings.quick_texts(
         t, dataset=NY, rows=None)["rows"] == "all"  # fmt: skip
     shown = findings.fair_cost_frame(t, dataset=NY, epsilon=e3)
-    assert list(shown.columns) == ["variant", "group", "accuracy − SQ's",
-                                   "FNR − SQ's", "FPR − SQ's"]  # fmt: skip
-    assert shown.iloc[1].tolist() == ["FSQ-Bal", "black", "-0.021", "-0.041", "+0.085"]
+    assert list(shown.columns) == [
+        "variant", "group", "test n (positives)", "accuracy − SQ's", "FNR − SQ's",
+        "FPR − SQ's"]  # fmt: skip
+    # The group's test records beside its rates: 240 black records, 123 positive.
+    assert shown.iloc[1].tolist() == [
+        "FSQ-Bal", "black", "240 (123)", "-0.021", "-0.041", "+0.085"]  # fmt: skip
+    assert shown.iloc[0]["test n (positives)"] == "1,405 (804)"
     assert findings.overspent(t).empty
 
 

@@ -21,6 +21,9 @@ Modules:
   reference code's loop, the census encodings, Table 2's gradient norms).
 * :mod:`dpnotes.findings.spending`: DPSAGE, SuperQUAIL and FSQ
   (rosenblatt2022spending).
+* :mod:`dpnotes.findings.spending_checks`: what judges the spending paper's claims:
+  frozen predictions, Table 1's motivating claims, controls for FSQ-FNR, its collapse,
+  Table 2 under two nDCG definitions, aggregate fidelity.
 * :mod:`dpnotes.findings.foundations`: the foundations chapter's demonstrations (zCDP
   conversion, noise comparison, a mechanism's empirical audit).
 """
