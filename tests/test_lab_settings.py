@@ -138,3 +138,13 @@ def test_a_chapter_names_the_settings_it_loads(tmp_path, monkeypatch):
         profile_with(NAME, "smoke", {"state": "NY"})
     with pytest.raises(TypeError, match="mapping"):
         profile_with(NAME, "smoke", ["arms=2"])
+
+
+def test_lists_of_numbers_are_set_with_plus_signs():
+    exp = get_experiment("spending_e2e")
+    config = exp.config("paper@seeds=0+1,epsilons=1.0+2.5,fidelity=true")
+    assert config.seeds == (0, 1) and config.epsilons == (1.0, 2.5)
+    assert config.fidelity is True
+    assert all(type(s) is int for s in config.seeds)
+    with pytest.raises(ValueError, match=r"--set seeds=0\+x: not a tuple"):
+        exp.config("paper@seeds=0+x")

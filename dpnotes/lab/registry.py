@@ -175,14 +175,21 @@ def _parse_setting(config: Any, key: str, text: str) -> Any:
             return text
         if isinstance(current, tuple) and all(isinstance(v, str) for v in current):
             return tuple(text.split("+"))
+        for kind in (int, float):
+            if (
+                isinstance(current, tuple)
+                and current
+                and all(type(v) is kind for v in current)
+            ):
+                return tuple(kind(v) for v in text.split("+"))
     except ValueError as exc:
         raise ValueError(
             f"--set {key}={text}: not a {type(current).__name__} ({exc})."
         ) from None
     raise ValueError(
         f"--set {key}={text}: setting {key!r} is a {type(current).__name__}, which the "
-        "command line cannot set (text, numbers, true/false and lists of text joined "
-        "by '+' can be set)."
+        "command line cannot set (text, numbers, true/false and lists of text or of "
+        "numbers joined by '+' can be set)."
     )
 
 
