@@ -119,3 +119,19 @@ def test_dpsgd_f_example(tmp_path):
     assert 1.0 < epsilon < 3.2
     assert len(accuracies) == 2
     assert all(0.65 < a < 0.95 for a in accuracies)
+
+
+def test_the_readme_lists_the_dependencies_pyproject_declares():
+    import tomllib
+
+    project = tomllib.loads((README.parent / "pyproject.toml").read_text())["project"]
+    text = " ".join(README.read_text().split())
+    core = re.search(r"The core install is what the package imports \(([^)]*)\)", text)
+    assert core, "the README's sentence on the core install moved"
+    listed = sorted(n.strip() for n in core.group(1).split(","))
+    declared = sorted(
+        re.split(r"[<>=\[ ;]", r, maxsplit=1)[0] for r in project["dependencies"]
+    )
+    assert listed == declared
+    for extra in project["optional-dependencies"]:
+        assert f"`dpnotes[{extra}]`" in text, f"the README omits the extra {extra!r}"
