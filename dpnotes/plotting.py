@@ -265,18 +265,19 @@ def colliding_ticks(fig: plt.Figure) -> list[str]:
     return found
 
 
-def figures_folder() -> Path:
-    """Return the folder :func:`glue_figure` writes SVG and PDF files to.
+def figures_folder() -> Path | None:
+    """Return the folder :func:`glue_figure` writes SVG and PDF files to, if any.
 
     ``$DPNOTES_FIGURES_DIR`` if set; else ``book/_figures`` of the repository that
     contains the current directory (a folder with ``_toc.yml`` and ``book/``, where the
-    chapters link to them); else ``./figures``.
+    chapters link to them); else None: a notebook run elsewhere (downloaded, or in
+    Colab) writes no files unless asked to with ``$DPNOTES_FIGURES_DIR``.
     """
     env = os.environ.get(FIGURES_ENV)
     if env:
         return Path(env)
     root = repository_root()
-    return root / "book" / "_figures" if root else Path.cwd().resolve() / "figures"
+    return root / "book" / "_figures" if root else None
 
 
 _STABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -288,14 +289,15 @@ def glue_figure(
     *,
     source: str,
     page_width_px: float = PAGE_WIDTH_PX,
-) -> Path:
+) -> None:
     """Show ``fig`` as its cell's PNG output, glue it under ``name``, save it, close it.
 
     The output is an ordinary ``image/png`` (Jupyter and Colab show it); the book
     places it with a ``{glue:figure}`` directive that captions and numbers it. The
     figure is also written as ``<source>-<name>.svg`` and ``.pdf`` in
-    :func:`figures_folder`, names that stay the same from build to build, so that a
-    caption can link them and a reader can cite them.
+    :func:`figures_folder` (when there is one), names that stay the same from build to
+    build, so that a caption can link them and a reader can cite them. It returns
+    nothing, so that a notebook cell ending with it shows only the figure.
 
     Args:
         name: The name the chapter's ``{glue:figure}`` directive refers to, e.g.
@@ -304,9 +306,6 @@ def glue_figure(
         source: The experiment the figure shows (e.g. ``"dp_mean_error"``), or the
             chapter's name for a figure of pure computation.
         page_width_px: Width the figure is shown at, in CSS pixels.
-
-    Returns:
-        The path of the SVG file.
 
     Raises:
         ValueError: If a name is not a plain file name, if text in the figure would be
@@ -337,32 +336,34 @@ def glue_figure(
             "fonts or a narrower figure (plotting.FIGSIZE), and fewer ticks."
         )
     folder = figures_folder()
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"{source}-{name}"
-    # No creation date in the files: an unchanged figure gives unchanged bytes.
-    fig.savefig(stem.with_suffix(".svg"), format="svg", metadata={"Date": None})
-    fig.savefig(stem.with_suffix(".pdf"), format="pdf", metadata={"CreationDate": None})
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = folder / f"{source}-{name}"
+        # No creation date in the files: an unchanged figure gives unchanged bytes.
+        fig.savefig(stem.with_suffix(".svg"), format="svg", metadata={"Date": None})
+        fig.savefig(
+            stem.with_suffix(".pdf"), format="pdf", metadata={"CreationDate": None}
+        )
     glue(name, figure_image(fig), display=True)
     plt.close(fig)
-    return stem.with_suffix(".svg")
 
 
 def glue(name: str, value: object, *, display: bool = False) -> None:
-    """Glue ``value`` under ``name`` for the book, or print it where the book is absent.
+    """Glue ``value`` under ``name`` for the book; outside the book, only display it.
 
     In a book build (myst-nb installed) this is :func:`myst_nb.glue`. Without myst-nb,
-    as in Colab after a core install, the value is printed as ``name: value`` so that a
-    reader of the notebook sees the number the book's text quotes.
+    as in Colab after a core install, a value glued with ``display=True`` (a figure, a
+    table) is shown, and any other is silent: the notebook's text already carries the
+    book's values (``scripts/colab.py`` writes them in, saying they come from the
+    stored results).
     """
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
-        from IPython.display import display as show
-
         if display:
+            from IPython.display import display as show
+
             show(value)
-        else:
-            print(f"{name}: {value}")
         return
     myst_glue(name, value, display=display)
 

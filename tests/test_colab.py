@@ -260,6 +260,14 @@ def test_a_committed_notebook_runs_in_a_fresh_kernel(
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    # Nothing the book hides: no warnings or other text on stderr, no stray
+    # ``Out[]`` values (a figure cell returns nothing).
+    stderr = [
+        o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"
+    ]
+    assert not stderr, f"{notebook}: stderr output {stderr[0][:300]!r}"
+    stray = [o for o in outputs if o.output_type == "execute_result"]
+    assert not stray, f"{notebook}: {stray[0].get('data', {}).get('text/plain')!r}"
     images = sum("image/png" in o.get("data", {}) for o in outputs)
     captions = sum(
         c.source.count("**Figure.**") for c in nb.cells if c.cell_type == "markdown"

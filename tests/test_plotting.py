@@ -109,9 +109,20 @@ def test_glue_figure_refuses_tiny_text(style, figs):
 def test_glue_figure_passes_a_book_figure(style, figs):
     fig = book_figure("wide")
     assert plotting.smallest_font_px(fig) >= plotting.MIN_FONT_PX
-    svg = plotting.glue_figure("fig-ok", fig, source="tests")
-    assert svg == figs.folder / "tests-fig-ok.svg"
+    assert plotting.glue_figure("fig-ok", fig, source="tests") is None
+    assert (figs.folder / "tests-fig-ok.svg").is_file()
     assert figs.glued == ["fig-ok"]
+
+
+def test_glue_figure_writes_nothing_outside_the_repository(
+    style, tmp_path, monkeypatch
+):
+    monkeypatch.delenv(plotting.FIGURES_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plotting, "glue", lambda name, value, display=False: None)
+    assert plotting.figures_folder() is None
+    plotting.glue_figure("fig-ok", book_figure(), source="tests")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_glue_figure_writes_stable_svg_and_pdf(style, figs):
@@ -157,10 +168,12 @@ def test_colliding_ticks(style):
     plt.close(fig)
 
 
-def test_glue_prints_without_myst_nb(monkeypatch, capsys):
+def test_glue_is_silent_without_myst_nb_unless_displayed(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "myst_nb", None)  # import fails as in Colab
     plotting.glue("gauss-sigma", 4.8)
-    assert capsys.readouterr().out == "gauss-sigma: 4.8\n"
+    assert capsys.readouterr().out == ""
+    plotting.glue("a-table", "shown", display=True)
+    assert "shown" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("size", sorted(plotting.FIGSIZE))
