@@ -81,6 +81,7 @@ def test_stored_results_on_a_hand_made_store(tmp_path):
         "01234567",
     )
     assert row["stamped by"] == "run" and row["device"] == "CPU ×2"
+    assert row["computed on"] == "CPU ×2: 2 cells (the last run: 2 min)"
     _store(tmp_path, exp, config_hash_="0" * 16)
     row = catalog.stored_results(tmp_path, experiments=[exp]).iloc[0]
     assert row["status"].startswith("stale (")
@@ -113,3 +114,45 @@ def test_data_file_tables():
     assert any(line.endswith("  acs/2018/1-Year/psam_p35.csv") for line in lines)
     used = catalog.experiment_data([get_experiment("log_size_sum")])
     assert used.iloc[0]["data"] == "synthetic"
+
+
+def test_compute_is_summed_per_machine_over_runs():
+    run = {
+        "device": {"accelerator": "none", "cpu": "AMD EPYC", "cpu_count": 2},
+        "started": "2026-01-01T00:00:00+00:00",
+        "date": "2026-01-01T02:00:00+00:00",
+    }
+    meta = {
+        "device": {"accelerator": "NVIDIA H200", "cpu_count": 16},
+        "wall_time_s": 600.0,
+        "cells_done": list("abcdef"),
+        "runs": [
+            {**run, "cells_done": ["a", "b"]},
+            {**run, "cells_done": ["c"], "date": "2026-01-01T01:00:00+00:00"},
+            {**run, "device": {"accelerator": "NVIDIA H200"}, "cells_done": ["d"],
+             "date": "2026-01-01T00:30:00+00:00"},
+        ],
+    }  # fmt: skip
+    assert catalog.compute_by_machine(meta) == [
+        ("AMD EPYC ×2", 3, 3 * 3600.0),
+        ("NVIDIA H200", 3, 1800.0 + 600.0),
+    ]
+    assert catalog.compute_text(meta) == (
+        "AMD EPYC ×2: 3 cells, 3.0 h; NVIDIA H200: 3 cells, 40 min"
+    )
+    # A run without times counts its cells, not a made-up duration.
+    del meta["runs"][0]["started"]
+    assert catalog.compute_by_machine(meta)[0] == ("AMD EPYC ×2", 3, 3600.0)
+    table = pd.DataFrame(
+        {"computed on": [catalog.compute_text(meta), "CPU ×2: 1 cell, 3 s"]}
+    )
+    assert catalog.machines(table) == ["AMD EPYC ×2", "CPU ×2", "NVIDIA H200"]
+
+
+def test_the_stored_results_name_every_machine():
+    table = catalog.stored_results(experiments=[get_experiment("dpsgdf_reference")])
+    text = table.set_index("profile").loc["paper", "computed on"]
+    assert "NVIDIA H200" in text and "Intel Xeon ×2" in text and "AMD EPYC ×2" in text
+    assert "0 s" not in text
+    main = catalog.stored_results(experiments=[get_experiment("dpsgdf_main")])
+    assert "(the last run: " in main.set_index("profile").loc["paper", "computed on"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -29,11 +30,15 @@ __all__ = [
     "STAMP_COLUMNS",
     "WHAT_COLUMNS",
     "citation_text",
+    "compute_by_machine",
+    "compute_text",
     "data_files",
     "data_names",
     "device_text",
     "experiment_data",
     "licences",
+    "machine_text",
+    "machines",
     "sha256_lines",
     "short_name",
     "stamped_by",
@@ -46,7 +51,7 @@ _STATES = {code: state for state, code in ACS_STATE_CODES.items()}
 _SOURCES = {"mnist": "MNIST", "adult": "Adult", "dutch": "Dutch"}
 
 #: The columns of the first stored-results table: what each result is.
-WHAT_COLUMNS = ("experiment", "profile", "status", "data", "wall time")
+WHAT_COLUMNS = ("experiment", "profile", "status", "data", "computed on")
 #: The columns of the second: the code each result is stamped with.
 STAMP_COLUMNS = ("experiment", "profile", "commit", "config hash", "stamped by")
 
@@ -93,6 +98,102 @@ def device_text(meta: Mapping[str, Any]) -> str:
     if device.get("accelerator", "none") != "none":
         return str(device["accelerator"])
     return f"CPU ×{device.get('cpu_count')}"
+
+
+def machine_text(device: Mapping[str, Any]) -> str:
+    """Name a machine: its accelerator, else its CPU model and count.
+
+    Examples:
+        >>> machine_text({"accelerator": "NVIDIA H200", "cpu_count": 16})
+        'NVIDIA H200'
+        >>> machine_text({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor",
+        ...               "cpu_count": 2})
+        'Intel Xeon ×2'
+        >>> machine_text({"cpu_count": 2})
+        'CPU ×2'
+    """
+    if device.get("accelerator", "none") != "none":
+        return str(device["accelerator"])
+    cpu = str(device.get("cpu") or "CPU")
+    cpu = " ".join(w for w in cpu.replace("(R)", "").split() if w != "Processor")
+    return f"{cpu or 'CPU'} ×{device.get('cpu_count')}"
+
+
+def _elapsed(run: Mapping[str, Any]) -> float | None:
+    try:
+        start = datetime.fromisoformat(str(run["started"]))
+        end = datetime.fromisoformat(str(run["date"]))
+    except (KeyError, ValueError):
+        return None
+    return max((end - start).total_seconds(), 0.0)
+
+
+def compute_by_machine(meta: Mapping[str, Any]) -> list[tuple[str, int, float]]:
+    """Return ``(machine, cells, seconds)`` per machine that computed a result's cells.
+
+    A result finished over several runs (``meta["runs"]``, each with its device, the
+    cells it computed and its start and end) is summed per machine; the last run is the
+    result's own meta (its cells are those no earlier run lists). The seconds are each
+    run's elapsed time (wall clock, with however many workers it had).
+
+    Examples:
+        >>> meta = {"device": {"accelerator": "NVIDIA H200"}, "wall_time_s": 60.0,
+        ...         "cells_done": ["a", "b", "c"],
+        ...         "runs": [{"device": {"cpu": "AMD EPYC", "cpu_count": 2},
+        ...                   "cells_done": ["a", "b"],
+        ...                   "started": "2026-01-01T00:00:00+00:00",
+        ...                   "date": "2026-01-01T01:00:00+00:00"}]}
+        >>> compute_by_machine(meta)
+        [('AMD EPYC ×2', 2, 3600.0), ('NVIDIA H200', 1, 60.0)]
+    """
+    runs = list(meta.get("runs") or [])
+    done = meta.get("cells_done")
+    total = len(done) if done else int(meta.get("cells") or 0)
+    earlier = sum(len(r.get("cells_done") or []) for r in runs)
+    last = {
+        "device": meta.get("device", {}),
+        "cells": max(total - earlier, 0),
+        "seconds": float(meta.get("wall_time_s") or 0.0),
+    }
+    out: dict[str, list[float]] = {}
+    for run in runs:
+        entry = out.setdefault(machine_text(run.get("device", {})), [0, 0.0])
+        entry[0] += len(run.get("cells_done") or [])
+        entry[1] += _elapsed(run) or 0.0
+    entry = out.setdefault(machine_text(last["device"]), [0, 0.0])
+    entry[0] += last["cells"]
+    entry[1] += last["seconds"]
+    return [(m, int(c), float(t)) for m, (c, t) in out.items() if c or t]
+
+
+def compute_text(meta: Mapping[str, Any]) -> str:
+    """Write :func:`compute_by_machine` as a table cell shows it.
+
+    Examples:
+        >>> compute_text({"device": {"accelerator": "none", "cpu_count": 2},
+        ...               "wall_time_s": 5400, "cells": 3})
+        'CPU ×2: 3 cells, 1.5 h'
+    """
+    found = compute_by_machine(meta)
+    if meta.get("partial") and not meta.get("runs") and len(found) == 1:
+        # A partial result stored without its runs' history (an older runner, or a
+        # run still going): only the last run's time is known.
+        ((m, c, t),) = found
+        return f"{m}: {c} cell{'s' if c != 1 else ''} (the last run: {wall_text(t)})"
+    parts = [
+        f"{m}: {c} cell{'s' if c != 1 else ''}, {wall_text(t)}" for m, c, t in found
+    ]
+    return "; ".join(parts)
+
+
+def machines(table: pd.DataFrame) -> list[str]:
+    """The machines that computed the results of :func:`stored_results`, by name."""
+    names = {m for text in table["computed on"] for m in _machine_names(text)}
+    return sorted(names)
+
+
+def _machine_names(text: str) -> list[str]:
+    return [part.split(":")[0] for part in text.split("; ") if part]
 
 
 def status_text(
@@ -158,7 +259,10 @@ def _row(stored: StoredResult, experiment: Experiment, profile: str, root) -> di
         "status": status_text(stored, experiment, profile, root=root),
         "data": data_names(e["name"] for e in meta.get("datasets", [])),
         "device": device_text(meta),
-        "wall time": wall_text(meta.get("wall_time_s")),
+        "wall time": wall_text(
+            sum(t for _, _, t in compute_by_machine(meta)) or meta.get("wall_time_s")
+        ),
+        "computed on": compute_text(meta),
         "commit": str(meta.get("code_version", "")).rpartition("+g")[2][:8],
         "config hash": stored.config_hash,
         "stamped by": stamped_by(meta),
@@ -178,8 +282,8 @@ def stored_results(
         experiments: The experiments (default: every registered one).
 
     Returns:
-        The columns of :data:`WHAT_COLUMNS` and :data:`STAMP_COLUMNS`, ``device`` and
-        ``seed``; no rows when nothing is stored.
+        The columns of :data:`WHAT_COLUMNS` and :data:`STAMP_COLUMNS`, ``device``,
+        ``wall time`` and ``seed``; no rows when nothing is stored.
     """
     folder = results_root(root)
     rows = []
@@ -190,7 +294,9 @@ def stored_results(
             )
             if stored is not None:
                 rows.append(_row(stored, exp, profile, folder))
-    columns = dict.fromkeys((*WHAT_COLUMNS, *STAMP_COLUMNS, "device", "seed"))
+    columns = dict.fromkeys(
+        (*WHAT_COLUMNS, *STAMP_COLUMNS, "device", "wall time", "seed")
+    )
     return pd.DataFrame(rows, columns=list(columns))
 
 
