@@ -224,11 +224,33 @@ def _check_profile(profile: str) -> None:
 _IN_WORKER = False
 
 
-def _start_worker() -> None:
-    """Prepare a spawned local worker: one thread per worker."""
+def _start_worker(parent: int | None = None) -> None:
+    """Prepare a spawned local worker: one thread per worker, gone with its parent."""
     global _IN_WORKER
     _IN_WORKER = True
+    _die_with_parent(parent)
     one_thread_each()
+
+
+def _die_with_parent(parent: int | None) -> None:
+    """End this worker when the run that started it ends, even by SIGKILL.
+
+    On Linux the kernel sends SIGTERM to the worker when its parent dies
+    (``PR_SET_PDEATHSIG``); a parent that died before this call is caught by its pid.
+    Elsewhere the executor's own checks stop idle workers.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
 
 
 def one_thread_each() -> None:
@@ -621,6 +643,7 @@ def _executor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
+        initargs=(os.getpid(),),
     )
     try:
         yield pool
