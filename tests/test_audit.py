@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from script_loader import load_script
 
 from dpnotes.audit import (
     AuditPower,
@@ -426,3 +427,20 @@ def test_the_noise_recovery_refuses_bad_input(args, err, match) -> None:
         logistic_perturbation_noise(
             call.pop("coef"), call.pop("x"), call.pop("y"), **call
         )
+
+
+def test_the_power_script_prints_the_table_of_the_tests_audit(capsys) -> None:
+    script = load_script("scripts/audit_power.py")
+    setup = script.audit_setup("lr")
+    assert setup["epsilon"] == 2.0 and setup["trials"] == 3000
+    assert len(setup["d0"]) == len(setup["d1"])
+    assert isinstance(script.cpu_model(), str)
+    argv = ["--audit", "lr", "--factors", "4", "--repeats", "1", "--trials", "100"]
+    assert script.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "claim: epsilon=2" in out and "100 runs per data set" in out
+    assert "cpu: " in out and "wall time" in out
+    assert "smallest overspend caught with >= 80% power" in out
+    assert (
+        len([line for line in out.splitlines() if line.strip().startswith("4 ")]) == 1
+    )

@@ -520,6 +520,12 @@ def test_audit_passes_for_the_classifier_and_catches_a_2x_overspend():
         rng=np.random.default_rng(13),
         statistic=noise_gap(AUDIT_D0, AUDIT_REPLACED),
     )
+    for name, res in (
+        ("correct, replace", correct_replace),
+        ("correct, remove", correct_remove),
+        ("2x, replace", overspent),
+    ):
+        print(f"{name}: {res.summary()}")  # shown by pytest -rP
     assert_audit_passes(correct_replace, claim)
     assert_audit_passes(correct_remove, claim)
     # The audit is not blind: it sees the correct classifier's neighbours apart ...
@@ -539,4 +545,5 @@ def test_audit_catches_rows_above_the_declared_norm():
         rng=np.random.default_rng(14),
         statistic=noise_gap(AUDIT_D0, AUDIT_REPLACED),
     )
+    print(f"norm 10: {broken.summary()}")
     assert audit_fails(broken, AUDIT_EPSILON), broken.summary()

@@ -111,16 +111,24 @@ def target_loss(model: SuperQUAIL, d0: pd.DataFrame, d1: pd.DataFrame) -> float:
     return epsilon_prime / 2 * (norms[1] - norms[0])
 
 
-def superquail_mechanism(data: pd.DataFrame, trials: int, rng: np.random.Generator):
-    """SuperQUAIL.fit, reduced to :func:`target_loss` (the audit's mechanism)."""
-    out = np.empty(trials)
-    for t in range(trials):
-        model = SuperQUAIL(epsilon=EPSILON, delta=DELTA, **SETTINGS).fit(
-            data, DOMAIN, target="Y", rng=rng
-        )
-        assert model.epsilon_spent <= EPSILON and model.delta_spent <= DELTA
-        out[t] = target_loss(model, D0, D1)
-    return out
+def superquail_family(epsilon: float):
+    """SuperQUAIL.fit at ``epsilon``, reduced to :func:`target_loss` (a mechanism)."""
+
+    def mechanism(data: pd.DataFrame, trials: int, rng: np.random.Generator):
+        out = np.empty(trials)
+        for t in range(trials):
+            model = SuperQUAIL(epsilon=epsilon, delta=DELTA, **SETTINGS).fit(
+                data, DOMAIN, target="Y", rng=rng
+            )
+            assert model.epsilon_spent <= epsilon and model.delta_spent <= DELTA
+            out[t] = target_loss(model, D0, D1)
+        return out
+
+    return mechanism
+
+
+#: The audit's mechanism: SuperQUAIL at the claimed epsilon.
+superquail_mechanism = superquail_family(EPSILON)
 
 
 def fsq_mechanism(data: pd.DataFrame, trials: int, rng: np.random.Generator):
@@ -256,6 +264,8 @@ def test_superquail_fit_passes_the_audit_and_catches_an_overspent_classifier():
         rng=np.random.default_rng(22),
         delta=DELTA,
     )
+    print(f"SuperQUAIL: {correct.summary()}")  # shown by pytest -rP
+    print(f"SuperQUAIL, target at 20x: {overspent.summary()}")
     assert_audit_passes(correct, EPSILON)
     assert audit_fails(overspent, EPSILON), overspent.summary()
 
@@ -278,5 +288,7 @@ def test_fsq_fit_passes_the_audit_and_catches_a_noiseless_histogram():
         rng=np.random.default_rng(24),
         delta=DELTA,
     )
+    print(f"FSQ-Bal: {correct.summary()}")  # shown by pytest -rP
+    print(f"FSQ-Bal, noiseless histogram: {noiseless.summary()}")
     assert_audit_passes(correct, EPSILON)
     assert audit_fails(noiseless, EPSILON), noiseless.summary()
