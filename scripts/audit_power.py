@@ -20,8 +20,8 @@ least 80% power.
 
 Run: ``python scripts/audit_power.py --audit lr --factors 1 1.5 2 3 --repeats 10``.
 The work is one process on one core; split long tables over several calls with
-``--factors`` (each factor has its own random stream, so the rows do not depend on
-which other factors are run).
+``--factors``, giving each call its own ``--seed`` (streams are spawned by the
+factor's position in the list, so two calls with one seed would reuse them).
 """
 
 from __future__ import annotations
