@@ -15,8 +15,11 @@ least 80% power.
   set, about 20 s per audit on one core.
 * ``superquail``: ``SuperQUAIL(epsilon=factor * 1)`` audited against epsilon 1 under
   adding or removing one record, through its target classifier
-  (``tests/test_importance_superquail_audit.py``); 300 runs per data set, about 16 s
-  per audit.
+  (``tests/test_importance_superquail_audit.py``); 300 runs per data set, about 8 to
+  16 s per audit. Note that ``alpha`` drops from 0.7 to 0.5 above ``e^2``.
+* ``superquail-target``: the same audit of ``SuperQUAIL(epsilon=1)`` whose target
+  classifier silently overspends so that the fit spends ``factor`` in all (the test's
+  planted bug is ``factor = 7.65``, the classifier at 20 times its share).
 
 Run: ``python scripts/audit_power.py --audit lr --factors 1 1.5 2 3 --repeats 10``.
 The work is one process on one core; split long tables over several calls with
@@ -70,9 +73,17 @@ def audit_setup(which: str) -> dict:
             "trials": t.AUDIT_TRIALS_2X,
         }
     t = load_test_module("test_importance_superquail_audit")
+    family, what = {
+        "superquail": (t.superquail_family, "SuperQUAIL(epsilon=factor)"),
+        "superquail-target": (
+            t.target_overspend_family,
+            "SuperQUAIL(epsilon=1), its target classifier overspending to a total "
+            "of factor",
+        ),
+    }[which]
     return {
-        "what": "SuperQUAIL.fit (target classifier's loss), add/remove one record",
-        "family": t.superquail_family,
+        "what": f"{what}; target classifier's loss; add/remove one record",
+        "family": family,
         "d0": t.D0,
         "d1": t.D1,
         "epsilon": t.EPSILON,
@@ -95,7 +106,9 @@ def cpu_model() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--audit", choices=("lr", "superquail"), default="lr")
+    parser.add_argument(
+        "--audit", choices=("lr", "superquail", "superquail-target"), default="lr"
+    )
     parser.add_argument(
         "--factors", type=float, nargs="+", default=[1.0, 1.5, 2.0, 3.0]
     )

@@ -183,6 +183,18 @@ def broken(mechanism, patch):
     return run
 
 
+def target_overspend_family(epsilon: float):
+    """SuperQUAIL claiming ``EPSILON`` whose target classifier silently overspends.
+
+    The classifier's factor is set so that the fit truly spends ``epsilon`` in all (by
+    basic composition): the planted bug as a family indexed by the true epsilon, for
+    ``scripts/audit_power.py``. ``OVERSPEND`` is ``epsilon = 1 + 19 * 0.35 = 7.65``.
+    """
+    share = SuperQUAIL(epsilon=EPSILON, delta=DELTA, **SETTINGS).shares()["target_each"]
+    factor = 1.0 + (epsilon - EPSILON) / share
+    return broken(superquail_mechanism, lambda: overspent_target_classifier(factor))
+
+
 # --- fast checks: the neighbours and the planted bugs are what they say ------------
 
 
