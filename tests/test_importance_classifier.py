@@ -461,12 +461,11 @@ def test_the_noise_recovered_from_the_weights_is_the_noise_diffprivlib_drew():
             n=rows.shape[0],
             random_state=np.random.RandomState(seed),
         )
-        drawn = (
-            mech.randomise(lambda w: (0.0, np.zeros_like(w)))(np.zeros(rows.shape[1]))[
-                1
-            ]
-            * rows.shape[0]
+        # At w = 0 the perturbed objective's gradient is the noise vector over n.
+        _, grad = mech.randomise(lambda w: (0.0, np.zeros_like(w)))(
+            np.zeros(rows.shape[1])
         )
+        drawn = grad * rows.shape[0]
         got = logistic_perturbation_noise(
             clf.coef_[0], rows, np.r_[df["Y"].to_numpy(), 0, 1], C=clf.C
         )
