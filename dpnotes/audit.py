@@ -20,13 +20,21 @@ intervals of that single test are made, so each gets a Bonferroni share
 An audit can show that a mechanism is broken (a lower bound above the claimed epsilon),
 but never that it is correct: a low bound only means these tests on these neighbours
 found no violation. The tests pair every audit with a deliberately broken variant to
-show the audit has the power to notice.
+show the audit has the power to notice, and :func:`audit_power` states that power: the
+rate at which the audit refutes the claim when the mechanism truly spends a multiple of
+it.
+
+The sharpest statistic is the privacy loss itself, where it can be computed from the
+output. For objective perturbation it can: :func:`logistic_perturbation_noise` recovers
+the noise vector from the released weights, and the difference of its norms on two
+neighbours is the log-likelihood ratio up to a known factor.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,20 +42,32 @@ import numpy as np
 from scipy import stats
 
 from dpnotes.rng import check_rng
-from dpnotes.validation import check_array, check_int, check_probability
+from dpnotes.validation import (
+    check_array,
+    check_epsilon,
+    check_int,
+    check_positive,
+    check_probability,
+)
 
 __all__ = [
+    "AuditPower",
     "AuditResult",
+    "PowerPoint",
     "assert_audit_passes",
     "audit_epsilon",
     "audit_epsilon_from_samples",
     "audit_fails",
+    "audit_power",
     "check_audit_delta",
     "clopper_pearson",
+    "logistic_perturbation_noise",
 ]
 
 #: A mechanism under audit: ``mechanism(data, trials, rng)`` returns ``trials`` outputs.
 Mechanism = Callable[[Any, int, np.random.Generator], np.ndarray]
+#: A mechanism family: ``family(epsilon)`` is a mechanism that truly spends ``epsilon``.
+MechanismFamily = Callable[[float], Mechanism]
 
 
 @dataclass(frozen=True)
@@ -379,6 +399,364 @@ def assert_audit_passes(result: AuditResult, claimed_epsilon: float) -> None:
         raise AssertionError(
             f"privacy audit refutes epsilon={claimed_epsilon:g}: {result.summary()}"
         )
+
+
+# --- the power of an audit ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PowerPoint:
+    """How often audits refuted the claim when the mechanism spent ``factor`` times it.
+
+    Attributes:
+        factor: The overspend factor: the mechanism's true epsilon over the claim.
+        true_epsilon: ``factor * claimed epsilon``, what the audited mechanism spends.
+        rejections: How many of the ``repeats`` audits refuted the claim (a lower bound
+            above the claimed epsilon).
+        repeats: How many independent audits were run.
+        rate: ``rejections / repeats``: the estimated power at this factor (at factor
+            1 or below, the rate of false alarms).
+        rate_lower: Lower end of the two-sided Clopper–Pearson interval on the rate.
+        rate_upper: Upper end of that interval.
+        epsilon_lowers: Each audit's lower bound on epsilon, in the order run.
+    """
+
+    factor: float
+    true_epsilon: float
+    rejections: int
+    repeats: int
+    rate: float
+    rate_lower: float
+    rate_upper: float
+    epsilon_lowers: tuple[float, ...]
+
+    @property
+    def median_epsilon_lower(self) -> float:
+        """The median of the audits' lower bounds."""
+        return float(np.median(self.epsilon_lowers))
+
+
+@dataclass(frozen=True)
+class AuditPower:
+    """The power of an audit against a claimed epsilon, at several overspend factors.
+
+    Attributes:
+        epsilon: The claimed epsilon every audit tested.
+        delta: The claimed delta.
+        trials: Runs per dataset in each audit.
+        repeats: Independent audits per factor.
+        confidence: The confidence of each audit's lower bound.
+        interval_confidence: The confidence of the intervals on the rates.
+        points: One :class:`PowerPoint` per factor, in the order the factors were given.
+        seconds: Wall time of all the audits.
+    """
+
+    epsilon: float
+    delta: float
+    trials: int
+    repeats: int
+    confidence: float
+    interval_confidence: float
+    points: tuple[PowerPoint, ...]
+    seconds: float
+
+    def point(self, factor: float) -> PowerPoint:
+        """Return the :class:`PowerPoint` of ``factor``.
+
+        Raises:
+            KeyError: If ``factor`` was not audited.
+        """
+        for p in self.points:
+            if math.isclose(p.factor, factor, rel_tol=1e-12, abs_tol=0.0):
+                return p
+        raise KeyError(
+            f"factor {factor!r} was not audited; the factors are "
+            f"{[p.factor for p in self.points]}."
+        )
+
+    def rates(self) -> dict[float, float]:
+        """Return ``{factor: rejection rate}``."""
+        return {p.factor: p.rate for p in self.points}
+
+    def smallest_factor(
+        self, power: float = 0.8, *, conservative: bool = False
+    ) -> float | None:
+        """Return the smallest audited factor caught with at least ``power``.
+
+        Args:
+            power: The required rejection rate, in (0, 1).
+            conservative: Compare the lower end of the rate's interval, not the rate,
+                with ``power`` (the power is then demonstrated, not only estimated).
+
+        Returns:
+            The smallest such factor, or ``None`` if no audited factor reaches it.
+        """
+        power = check_probability(power, "power")
+        for p in sorted(self.points, key=lambda q: q.factor):
+            if (p.rate_lower if conservative else p.rate) >= power:
+                return p.factor
+        return None
+
+    def table(self) -> str:
+        """Return the power table as aligned text, one row per factor."""
+        pct = f"{self.interval_confidence:.0%}"
+        head = (
+            f"{'factor':>7} {'true eps':>9} {'rejected':>9} {'rate':>6} "
+            f"{pct + ' interval':>17} {'median lower bound':>19}"
+        )
+        rows = [head]
+        for p in self.points:
+            rows.append(
+                f"{p.factor:>7g} {p.true_epsilon:>9.4g} "
+                f"{f'{p.rejections}/{p.repeats}':>9} {p.rate:>6.2f} "
+                f"{f'[{p.rate_lower:.2f}, {p.rate_upper:.2f}]':>17} "
+                f"{p.median_epsilon_lower:>19.3f}"
+            )
+        return "\n".join(rows)
+
+
+def _check_factors(factors: Any) -> tuple[float, ...]:
+    if isinstance(factors, (str, bytes)) or not isinstance(
+        factors, (Sequence, np.ndarray)
+    ):
+        raise TypeError(
+            "factors must be a sequence of overspend factors, e.g. (1.0, 2.0); got "
+            f"{type(factors).__name__}."
+        )
+    if not all(
+        isinstance(f, (int, float, np.integer, np.floating)) and not isinstance(f, bool)
+        for f in factors
+    ):
+        raise TypeError(f"factors must be real numbers, got {list(factors)!r}.")
+    out = tuple(float(f) for f in factors)
+    if not all(math.isfinite(f) and f > 0.0 for f in out):
+        raise ValueError(
+            f"factors must be positive, finite overspend factors (true epsilon over "
+            f"the claimed one, e.g. 1.0 and 2.0); got {list(out)}."
+        )
+    if not out:
+        raise ValueError(
+            "factors is empty; pass the overspend factors to audit, e.g. (1.0, 2.0)."
+        )
+    if len(set(out)) != len(out):
+        raise ValueError(f"factors has duplicates: {list(out)}; list each once.")
+    return out
+
+
+def audit_power(
+    family: MechanismFamily,
+    d0: Any,
+    d1: Any,
+    *,
+    epsilon: float,
+    factors: Sequence[float] = (1.0, 1.5, 2.0, 3.0),
+    repeats: int,
+    trials: int,
+    rng: np.random.Generator,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    interval_confidence: float = 0.95,
+    statistic: Callable[[np.ndarray], np.ndarray] | None = None,
+    progress: bool = False,
+) -> AuditPower:
+    """Estimate how often an audit refutes ``epsilon`` when the truth is a multiple.
+
+    For each factor ``f``, run :func:`audit_epsilon` ``repeats`` times, independently,
+    on ``family(f * epsilon)`` (a mechanism that truly spends ``f * epsilon``) and
+    count the audits whose lower bound exceeds the claimed ``epsilon``. At ``f > 1``
+    the rate is the audit's power to catch an ``f``-fold overspend; at ``f <= 1`` it
+    is the rate of false alarms, which a valid audit keeps below
+    ``1 - confidence``.
+
+    Args:
+        family: ``family(true_epsilon)`` returns the mechanism (as
+            :func:`audit_epsilon` takes it) that spends ``true_epsilon``.
+        d0: A dataset.
+        d1: A neighbour of ``d0``.
+        epsilon: The claimed epsilon every audit tests.
+        factors: Overspend factors (positive, distinct), e.g. ``(1, 1.5, 2, 3)``.
+        repeats: Independent audits per factor (at least 1; 20 or more for a rate
+            with a useful interval).
+        trials: Runs per dataset in each audit (at least 100).
+        rng: The random generator; each factor and each repeat gets its own child
+            stream, so adding a factor leaves the others' results unchanged.
+        delta: The claimed delta, in ``[0, 1)``.
+        confidence: Confidence of each audit's lower bound, in (0, 1).
+        interval_confidence: Confidence of the two-sided Clopper–Pearson interval
+            on each rate, in (0, 1).
+        statistic: As :func:`audit_epsilon`.
+        progress: Show a progress bar over the audits.
+
+    Returns:
+        An :class:`AuditPower`.
+
+    Raises:
+        TypeError: If ``family`` or ``statistic`` is not callable, ``rng`` is not a
+            Generator, ``factors`` is not a sequence, or ``repeats``/``trials`` not
+            integers; all before any audit runs.
+        ValueError: If a number is out of range or ``factors`` is empty or has
+            duplicates; all before any audit runs.
+
+    Privacy:
+        None needed: it runs audits, which give lower bounds only.
+
+    References:
+        jagielski2020auditing; nasr2021adversary; clopper1934use.
+
+    Examples:
+        >>> def laplace(eps):
+        ...     return lambda x, t, r: x + r.laplace(0.0, 1.0 / eps, t)
+        >>> res = audit_power(laplace, 0.0, 1.0, epsilon=1.0, factors=(1.0, 3.0),
+        ...                   repeats=10, trials=2000, rng=np.random.default_rng(0))
+        >>> res.rates()
+        {1.0: 0.0, 3.0: 1.0}
+    """
+    if not callable(family):
+        raise TypeError(
+            "family must be callable as family(epsilon) -> mechanism, the mechanism "
+            "that truly spends epsilon."
+        )
+    if statistic is not None and not callable(statistic):
+        raise TypeError("statistic must be callable (outputs -> one scalar per trial).")
+    epsilon = check_epsilon(epsilon)
+    factors = _check_factors(factors)
+    repeats = check_int(repeats, "repeats", minimum=1)
+    trials = check_int(trials, "trials", minimum=100)
+    rng = check_rng(rng)
+    delta = check_audit_delta(delta)
+    confidence = check_probability(confidence, "confidence")
+    interval_confidence = check_probability(interval_confidence, "interval_confidence")
+    level = 1.0 - (1.0 - interval_confidence) / 2.0
+
+    start = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(factors) * repeats, desc="audits", unit="audit")
+    points = []
+    for factor, stream in zip(factors, rng.spawn(len(factors)), strict=True):
+        mechanism = family(factor * epsilon)
+        if not callable(mechanism):
+            raise TypeError(
+                f"family({factor * epsilon:g}) returned {type(mechanism).__name__}, "
+                "not a mechanism; it must return mechanism(data, trials, rng)."
+            )
+        lowers = []
+        for r in stream.spawn(repeats):
+            result = audit_epsilon(
+                mechanism,
+                d0,
+                d1,
+                trials=trials,
+                rng=r,
+                delta=delta,
+                confidence=confidence,
+                statistic=statistic,
+            )
+            lowers.append(result.epsilon_lower)
+            if bar is not None:
+                bar.update()
+        k = int(sum(lb > epsilon for lb in lowers))
+        points.append(
+            PowerPoint(
+                factor=factor,
+                true_epsilon=factor * epsilon,
+                rejections=k,
+                repeats=repeats,
+                rate=k / repeats,
+                rate_lower=float(
+                    clopper_pearson(k, repeats, confidence=level, side="lower")
+                ),
+                rate_upper=float(
+                    clopper_pearson(k, repeats, confidence=level, side="upper")
+                ),
+                epsilon_lowers=tuple(float(lb) for lb in lowers),
+            )
+        )
+    if bar is not None:
+        bar.close()
+    return AuditPower(
+        epsilon=epsilon,
+        delta=delta,
+        trials=trials,
+        repeats=repeats,
+        confidence=confidence,
+        interval_confidence=interval_confidence,
+        points=tuple(points),
+        seconds=time.perf_counter() - start,
+    )
+
+
+# --- a statistic for objective perturbation ----------------------------------------
+
+
+def logistic_perturbation_noise(
+    coef: np.ndarray, x: np.ndarray, y: np.ndarray, *, C: float
+) -> np.ndarray:
+    """Recover the noise vector of objective perturbation from the weights it released.
+
+    Objective perturbation releases the minimiser ``w`` of
+    ``sum_i l(w . x_i, y_i) + ||w||^2 / (2 C) + b . w`` with the logistic loss ``l``
+    and a random vector ``b`` of density proportional to ``exp(-epsilon' ||b|| / 2)``
+    (diffprivlib's scaling for rows of norm at most 1). The gradient vanishes at
+    ``w``, so
+
+        ``b_D(w) = -(sum_i (sigmoid(w . x_i) - y_i) x_i + w / C)``,
+
+    a function of the output and the data set ``D``, one to one in ``w``. For
+    neighbours ``D`` and ``D'`` the log-likelihood ratio of the output ``w`` is
+    ``(epsilon' / 2) (||b_D'(w)|| - ||b_D(w)||) + log det H_D(w) - log det H_D'(w)``,
+    where ``H`` is the objective's Hessian; the determinant term is at most
+    ``2 log(1 + C / 4)`` in size. The norm difference is thus the likelihood-ratio
+    statistic an audit of objective perturbation should threshold, and it is at most
+    ``||grad l_D(w) - grad l_D'(w)||`` (the differing records' loss gradients) in size.
+
+    Args:
+        coef: Released weights, shape ``(d,)`` or ``(trials, d)``.
+        x: The rows the mechanism was fitted on, shape ``(n, d)`` (every row it saw,
+            fixed rows such as anchors included).
+        y: Their labels, 0 or 1 (1 is the positive class), shape ``(n,)``.
+        C: The inverse regularisation strength of the objective above.
+
+    Returns:
+        ``b_D(w)`` for each set of weights, with the shape of ``coef``.
+
+    Raises:
+        ValueError: If the shapes disagree or a label is not 0 or 1.
+
+    References:
+        chaudhuri2011differentially, Algorithm 2 and the proof of Theorem 9.
+
+    Examples:
+        >>> x = np.array([[0.6, 0.8], [0.8, 0.6]])
+        >>> logistic_perturbation_noise(np.zeros(2), x, np.array([1, 0]), C=1.0)
+        array([-0.1,  0.1])
+    """
+    C = check_positive(C, "C")
+    w = np.asarray(coef, dtype=float)
+    xs = check_array(x, "x", ndim=2)
+    ys = np.asarray(y, dtype=float)
+    if w.ndim not in (1, 2) or w.shape[-1] != xs.shape[1]:
+        raise ValueError(
+            f"coef must have shape (d,) or (trials, d) with d = {xs.shape[1]} (the "
+            f"width of x); got {w.shape}."
+        )
+    if ys.shape != (xs.shape[0],) or not np.isin(ys, (0.0, 1.0)).all():
+        raise ValueError(
+            f"y must hold one label, 0 or 1, per row of x ({xs.shape[0]} rows)."
+        )
+    ws = np.atleast_2d(w)
+    if ws.shape[0] * xs.shape[0] > 1_000_000:
+        # Many weights on a large data set: audits' data sets repeat rows, so sum
+        # over the distinct rows, with their counts (sorting them costs a little).
+        rows, counts = np.unique(np.column_stack([xs, ys]), axis=0, return_counts=True)
+        xs, ys = rows[:, :-1], rows[:, -1]
+    else:
+        counts = np.ones(xs.shape[0])
+    sigma = 0.5 * (1.0 + np.tanh(0.5 * (ws @ xs.T)))  # the logistic, overflow-free
+    b = -(((sigma - ys) * counts) @ xs + ws / C)
+    return b[0] if w.ndim == 1 else b
 
 
 def _check_outputs(out: Any, name: str) -> np.ndarray:

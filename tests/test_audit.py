@@ -8,14 +8,18 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from script_loader import load_script
 
 from dpnotes.audit import (
+    AuditPower,
     AuditResult,
     assert_audit_passes,
     audit_epsilon,
     audit_epsilon_from_samples,
     audit_fails,
+    audit_power,
     clopper_pearson,
+    logistic_perturbation_noise,
 )
 from dpnotes.rng import spawn
 
@@ -224,3 +228,219 @@ def test_audit_from_samples_rejects() -> None:
         audit_epsilon_from_samples(np.zeros(3), np.zeros(10))
     with pytest.raises(ValueError, match="must be 1-D"):
         audit_epsilon_from_samples(np.zeros((10, 2)), np.zeros(10))
+
+
+# --- the power of an audit ----------------------------------------------------------
+
+
+def laplace_family(epsilon: float):
+    """Laplace noise on a value of sensitivity 1: exactly epsilon-DP."""
+    return laplace(epsilon)
+
+
+def test_power_is_near_zero_at_the_claim_and_near_one_far_above_it() -> None:
+    res = audit_power(
+        laplace_family,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        factors=(1.0, 1.5, 4.0),
+        repeats=40,
+        trials=2000,
+        rng=np.random.default_rng(0),
+    )
+    assert isinstance(res, AuditPower)
+    rates = res.rates()
+    assert list(rates) == [1.0, 1.5, 4.0]
+    # A valid 95% audit of an exactly 1-DP mechanism refutes epsilon = 1 in at most
+    # about 5% of audits (Clopper-Pearson is conservative: fewer); 4 of 40 allowed.
+    assert res.point(1.0).rejections <= 4
+    assert rates[4.0] == 1.0
+    assert rates[1.0] <= rates[1.5] <= rates[4.0]
+    # The lower bounds grow with the truth and never pass it by much.
+    medians = [p.median_epsilon_lower for p in res.points]
+    assert medians[0] < medians[1] < medians[2] < 4.0
+    assert res.smallest_factor(0.8) in (1.5, 4.0)
+    assert res.smallest_factor(0.8, conservative=True) in (1.5, 4.0)
+    assert res.smallest_factor(0.99, conservative=True) is None  # 40 repeats: < 0.92
+    assert (res.trials, res.repeats, res.epsilon, res.delta) == (2000, 40, 1.0, 0.0)
+    assert res.seconds > 0.0
+    table = res.table()
+    assert len(table.splitlines()) == 4 and "40/40" in table
+
+
+def test_power_intervals_are_clopper_pearson() -> None:
+    res = audit_power(
+        laplace_family,
+        0.0,
+        1.0,
+        epsilon=1.0,
+        factors=(1.3,),
+        repeats=25,
+        trials=500,
+        rng=np.random.default_rng(1),
+        interval_confidence=0.9,
+    )
+    p = res.point(1.3)
+    assert 0 < p.rejections < 25  # an interior count, where the interval matters
+    assert p.rate == p.rejections / 25
+    ci = stats.binomtest(p.rejections, 25).proportion_ci(0.9, method="exact")
+    assert p.rate_lower == pytest.approx(ci.low, abs=1e-12)
+    assert p.rate_upper == pytest.approx(ci.high, abs=1e-12)
+    assert len(p.epsilon_lowers) == 25
+    assert p.rejections == sum(lb > 1.0 for lb in p.epsilon_lowers)
+    with pytest.raises(KeyError, match="was not audited"):
+        res.point(2.0)
+
+
+def test_power_is_deterministic_and_factors_have_their_own_streams() -> None:
+    def run(factors):
+        return audit_power(
+            laplace_family,
+            0.0,
+            1.0,
+            epsilon=1.0,
+            factors=factors,
+            repeats=3,
+            trials=500,
+            rng=np.random.default_rng(2),
+        )
+
+    a, b = run((1.0, 2.0)), run((1.0, 2.0))
+    assert a.points == b.points
+    # Appending a factor leaves the earlier factors' audits unchanged.
+    c = run((1.0, 2.0, 3.0))
+    assert c.points[:2] == a.points
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.repeats = 1  # type: ignore[misc]
+
+
+def _never_called(epsilon):
+    raise AssertionError("the family was called before the inputs were checked")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "match"),
+    [
+        ({"family": "laplace"}, TypeError, "family must be callable"),
+        ({"statistic": 3}, TypeError, "statistic must be callable"),
+        ({"epsilon": 0.0}, ValueError, "epsilon must be a positive"),
+        ({"factors": ()}, ValueError, "factors is empty"),
+        ({"factors": 2.0}, TypeError, "factors must be a sequence"),
+        ({"factors": "12"}, TypeError, "factors must be a sequence"),
+        ({"factors": (1.0, -2.0)}, ValueError, "factors must be positive, finite"),
+        ({"factors": (1.0, "2")}, TypeError, "factors must be real numbers"),
+        ({"factors": (1.0, 1.0)}, ValueError, "factors has duplicates"),
+        ({"repeats": 0}, ValueError, "repeats must be at least 1"),
+        ({"repeats": 2.5}, TypeError, "repeats must be an integer"),
+        ({"trials": 50}, ValueError, "trials must be at least 100"),
+        ({"rng": 0}, TypeError, "numpy.random.Generator"),
+        ({"delta": 1.0}, ValueError, r"delta must lie in \[0, 1\)"),
+        ({"confidence": 1.5}, ValueError, r"confidence must lie in \(0, 1\)"),
+        ({"interval_confidence": 0.0}, ValueError, "interval_confidence must lie"),
+    ],
+)
+def test_power_refuses_bad_input_before_any_audit(kwargs, err, match) -> None:
+    args = {
+        "family": _never_called,
+        "epsilon": 1.0,
+        "factors": (1.0, 2.0),
+        "repeats": 5,
+        "trials": 1000,
+        "rng": np.random.default_rng(0),
+        **kwargs,
+    }
+    with pytest.raises(err, match=match):
+        audit_power(args.pop("family"), 0.0, 1.0, **args)
+
+
+def test_power_refuses_a_family_that_returns_no_mechanism() -> None:
+    with pytest.raises(TypeError, match="not a mechanism"):
+        audit_power(
+            lambda eps: eps,
+            0.0,
+            1.0,
+            epsilon=1.0,
+            repeats=1,
+            trials=100,
+            rng=np.random.default_rng(0),
+        )
+
+
+# --- the objective-perturbation statistic -------------------------------------------
+
+
+def test_the_noise_vector_is_recovered_from_the_minimiser() -> None:
+    # Reference: minimise the perturbed objective with scipy for known noise vectors,
+    # then recover them from the minimisers alone.
+    from scipy import optimize
+    from scipy.special import expit
+
+    rng = np.random.default_rng(3)
+    x = rng.random((40, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = (rng.random(40) < 0.5).astype(float)
+    C = 0.3
+    noises = rng.normal(0.0, 3.0, size=(5, 4))
+
+    def objective(w, b):
+        z = x @ w
+        loss = np.sum(np.logaddexp(0.0, z) - y * z) + w @ w / (2 * C) + b @ w
+        grad = (expit(z) - y) @ x + w / C + b
+        return loss, grad
+
+    weights = np.array(
+        [
+            optimize.minimize(objective, np.zeros(4), args=(b,), jac=True, tol=1e-12).x
+            for b in noises
+        ]
+    )
+    got = logistic_perturbation_noise(weights, x, y, C=C)
+    np.testing.assert_allclose(got, noises, atol=1e-5)
+    one = logistic_perturbation_noise(weights[0], x, y, C=C)
+    assert one.shape == (4,)
+    np.testing.assert_allclose(one, got[0])
+    # Repeated rows (summed over distinct rows on large inputs) give the same answer.
+    xx, yy = np.repeat(x, 30, axis=0), np.repeat(y, 30)
+    many = np.repeat(weights, 300, axis=0)
+    direct = logistic_perturbation_noise(weights, xx, yy, C=C)
+    np.testing.assert_allclose(
+        logistic_perturbation_noise(many, xx, yy, C=C)[::300], direct, rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "err", "match"),
+    [
+        ({"coef": np.zeros(3)}, ValueError, "coef must have shape"),
+        ({"coef": np.zeros((2, 2, 2))}, ValueError, "coef must have shape"),
+        ({"y": np.array([0, 2])}, ValueError, "0 or 1"),
+        ({"y": np.array([0])}, ValueError, "one label"),
+        ({"x": np.zeros(2)}, ValueError, "2-dimensional"),
+        ({"C": 0.0}, ValueError, "C must be"),
+    ],
+)
+def test_the_noise_recovery_refuses_bad_input(args, err, match) -> None:
+    call = {"coef": np.zeros(2), "x": np.eye(2), "y": np.array([0, 1]), "C": 1.0}
+    call.update(args)
+    with pytest.raises(err, match=match):
+        logistic_perturbation_noise(
+            call.pop("coef"), call.pop("x"), call.pop("y"), **call
+        )
+
+
+def test_the_power_script_prints_the_table_of_the_tests_audit(capsys) -> None:
+    script = load_script("scripts/audit_power.py")
+    setup = script.audit_setup("lr")
+    assert setup["epsilon"] == 2.0 and setup["trials"] == 3000
+    assert len(setup["d0"]) == len(setup["d1"])
+    assert isinstance(script.cpu_model(), str)
+    argv = ["--audit", "lr", "--factors", "4", "--repeats", "1", "--trials", "100"]
+    assert script.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "claim: epsilon=2" in out and "100 runs per data set" in out
+    assert "cpu: " in out and "wall time" in out
+    assert "smallest overspend caught with >= 80% power" in out
+    assert (
+        len([line for line in out.splitlines() if line.strip().startswith("4 ")]) == 1
+    )
