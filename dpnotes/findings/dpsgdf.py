@@ -61,8 +61,10 @@ __all__ = [
     "TOLERANCE",
     "Ablation",
     "Accounting",
+    "ClippingByLoop",
     "FigureChecks",
     "GroupDiagnostics",
+    "LoopClaims",
     "MnistClipping",
     "NoiseOrEpochs",
     "SweepGaps",
@@ -85,6 +87,7 @@ __all__ = [
     "clip_share_table",
     "clip_shares",
     "clip_table",
+    "clipping_by_loop",
     "compare_below",
     "cost",
     "cost_gap",
@@ -110,10 +113,12 @@ __all__ = [
     "implied_accuracy_rows",
     "largest_bound_ratio",
     "last_bound_ratios",
+    "loop_claims",
     "loss_norm_table",
     "match_paper_groups",
     "matching_bounds",
     "mean_sd_text",
+    "mnist_claims",
     "mnist_clipping",
     "mnist_clipping_table",
     "mnist_clipping_texts",
@@ -131,6 +136,7 @@ __all__ = [
     "paper_steps_cut",
     "parity_table",
     "per_seed",
+    "reference_claims",
     "removed_share",
     "reproduced",
     "require_columns",
@@ -2133,11 +2139,17 @@ def gap_estimate(
 
 
 def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Estimate:
-    """DPSGD's Δ(digit 8) − Δ(digit 2) at bound ``cn`` with its interval."""
+    """DPSGD's Δ(digit 8) − Δ(digit 2) at bound ``cn`` with its interval.
+
+    ``clip`` is either loop's clipping sweep (``dpsgdf_clip``, or the ``clip`` part of
+    ``dpsgdf_reference``), ``main`` the same loop's SGD runs.
+    """
     mnist = main[main.dataset == "mnist"]
-    runs = clip[(clip.dataset == "mnist") & (clip.clip_norm == cn)]
+    runs = clip[
+        (clip.dataset == "mnist") & (clip.method == "dpsgd") & (clip.clip_norm == cn)
+    ]
     if runs.empty:
-        raise ValueError(f"no DPSGD run at C = {cn:g}.")
+        raise ValueError(f"no DPSGD run at C = {cn:g} in the clipping sweep.")
     pair = PAIRS["mnist"]
     return cost_gap(
         final_wide(runs, "accuracy"),
@@ -2148,62 +2160,70 @@ def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Est
     )
 
 
-def claims(
+def _table1_gap(name: str, method: str, ours: Estimate, one_class: int = 0) -> Verdict:
+    """One data set's Table 1 gap of ``method`` beside the paper's."""
+    return compare_value(
+        f"{name}, {LABEL[method]}: gap (Table 1)",
+        paper_gap(name.lower(), method),
+        ours,
+        tolerance=TOLERANCE,
+        degenerate=degenerate_reason(
+            ours.values, one_class=min(one_class, ours.n_seeds)
+        )
+        if one_class
+        else "",
+    )
+
+
+def mnist_claims(
     main: pd.DataFrame,
-    census: pd.DataFrame,
     clip: pd.DataFrame,
-    budget: pd.DataFrame,
+    sweep: pd.DataFrame,
     *,
     clip_norm: float,
-    short: Mapping[str, str],
-    constant: pd.DataFrame | None = None,
+    sweep_sgd: pd.DataFrame | None = None,
 ) -> list[Verdict]:
-    """Return the paper's claims beside ours: gaps, shares removed, bounds, Figure 3b.
+    """Return the paper's MNIST claims beside one training loop's runs.
 
-    A gap is Δ of the group the paper finds paying minus Δ of the other
-    (:data:`PAIRS`), seed by seed (:func:`gap_estimate`); the paper's gaps and shares
-    come from its Tables 1 and 3. A share removed is ``1 − gap / DPSGD's gap`` seed by
-    seed, its test error carried by the delta method.
+    The rows of :func:`claims` for MNIST: the Table 1 gaps of DPSGD, Naive and
+    DPSGD-F, the shares of DPSGD's gap that DPSGD-F and DPSGD with C = 2 remove, DPSGD's
+    gap at C = 5, DPSGD-F's largest ``C_k / C_0`` and its largest gap over the σ sweep.
+    Either loop's tables serve: the text loop's (``dpsgdf_main``, ``dpsgdf_clip``,
+    ``dpsgdf_budget``) or the reference loop's (the parts of ``dpsgdf_reference``, see
+    :func:`reference_claims`).
 
     Args:
-        main: The table of ``dpsgdf_main``.
-        census: The table of ``dpsgdf_census``.
-        clip: The table of ``dpsgdf_clip``.
-        budget: The table of ``dpsgdf_budget``.
+        main: The loop's MNIST runs of SGD, DPSGD, Naive and DPSGD-F at ``C_0`` (a
+            column ``dataset``; other data sets' rows are ignored).
+        clip: The loop's DPSGD runs at larger bounds (a column ``clip_norm``), with
+            C = 2 and C = 5.
+        sweep: The loop's DPSGD and DPSGD-F runs over noise multipliers (a column
+            ``noise_multiplier``); every seed in it must have its whole sweep.
         clip_norm: MNIST's base bound ``C_0``.
-        short: The census data sets' names.
-        constant: :func:`census_one_class` of the census runs, or None: a census gap
-            of a method that predicts one class for everyone is *degenerate*.
+        sweep_sgd: The SGD runs the sweep's costs are taken against (default: ``main``).
 
     Returns:
-        The verdicts, MNIST's first.
+        The verdicts, in the order above.
+
+    Raises:
+        ValueError: If a table lacks a column, or a method, bound or seed it needs.
     """
-    mnist_budget = budget[budget.dataset == "mnist"]
-    fig3 = figure3b_gap(
-        mnist_budget[mnist_budget.vary == "sigma"],
-        mnist_budget[mnist_budget.vary == "epochs"],
+    require_columns(main, (*_RUN_COLUMNS, "dataset"), "mnist_claims (main)")
+    require_columns(
+        clip, (*_RUN_COLUMNS, "dataset", "clip_norm"), "mnist_claims (clip)"
     )
-    n = group_test_counts(main[main.dataset == "mnist"])
+    require_columns(sweep, (*_RUN_COLUMNS, "noise_multiplier"), "mnist_claims (sweep)")
+    main = main[main.dataset == "mnist"]
+    _require_rows(main, "mnist_claims (main)")
+    fig3 = figure3b_gap(sweep, main if sweep_sgd is None else sweep_sgd)
+    n = group_test_counts(main)
     fig3_se = accuracy_error((0.5, n[g]) for g in n for _ in range(2))
-    gap = {m: gap_estimate(main, census, "mnist", m) for m in ("dpsgd", "naive")}
-    gap["dpsgd_f"] = gap_estimate(main, census, "mnist", "dpsgd_f")
+    gap = {
+        m: gap_estimate(main, None, "mnist", m) for m in ("dpsgd", "naive", "dpsgd_f")
+    }
     c2, c5 = (_clip_gap_estimate(clip, main, cn) for cn in (2.0, 5.0))
     paper_dpsgd = paper_gap("mnist", "dpsgd")
-
-    def table1(name: str, method: str, ours: Estimate, one_class: int = 0) -> Verdict:
-        return compare_value(
-            f"{name}, {LABEL[method]}: gap (Table 1)",
-            paper_gap(name.lower(), method),
-            ours,
-            tolerance=TOLERANCE,
-            degenerate=degenerate_reason(
-                ours.values, one_class=min(one_class, ours.n_seeds)
-            )
-            if one_class
-            else "",
-        )
-
-    rows = [table1("MNIST", m, gap[m]) for m in ("dpsgd", "naive", "dpsgd_f")]
+    rows = [_table1_gap("MNIST", m, gap[m]) for m in ("dpsgd", "naive", "dpsgd_f")]
     rows += [
         compare_value(
             "MNIST, share of DPSGD's gap that DPSGD-F removes (Table 1)",
@@ -2239,10 +2259,86 @@ def claims(
             Estimate(tuple(fig3.to_numpy(dtype=float)), se_test=fig3_se),
         ),
     ]
+    return rows
+
+
+def reference_claims(reference: pd.DataFrame, *, clip_norm: float) -> list[Verdict]:
+    """Return :func:`mnist_claims` under the reference loop, from ``dpsgdf_reference``.
+
+    The main runs are its part ``main``, the larger bounds its part ``clip`` (C =
+    2..5) and the σ sweep its part ``sigma`` with the main runs at σ = 0.8, over the
+    seeds that have a ``sigma`` run (the sweep of the others would hold one σ).
+
+    Args:
+        reference: The table of ``dpsgdf_reference``.
+        clip_norm: MNIST's base bound ``C_0``.
+
+    Raises:
+        ValueError: If a column or a part is missing, or as :func:`mnist_claims`.
+    """
+    require_columns(
+        reference,
+        (*_RUN_COLUMNS, "dataset", "part", "clip_norm", "noise_multiplier"),
+        "reference_claims",
+    )
+    parts = {p: reference[reference.part == p] for p in ("main", "clip", "sigma")}
+    absent = [p for p, d in parts.items() if d.empty]
+    if absent:
+        raise ValueError(
+            f"reference_claims: no runs of the part {', '.join(map(repr, absent))}; "
+            "run `python -m dpnotes run dpsgdf_reference --profile paper`."
+        )
+    seeds = parts["sigma"].seed.unique()
+    sweep = reference[
+        reference.part.isin(["main", "sigma"]) & reference.seed.isin(seeds)
+    ]
+    return mnist_claims(parts["main"], parts["clip"], sweep, clip_norm=clip_norm)
+
+
+def claims(
+    main: pd.DataFrame,
+    census: pd.DataFrame,
+    clip: pd.DataFrame,
+    budget: pd.DataFrame,
+    *,
+    clip_norm: float,
+    short: Mapping[str, str],
+    constant: pd.DataFrame | None = None,
+) -> list[Verdict]:
+    """Return the paper's claims beside ours: gaps, shares removed, bounds, Figure 3b.
+
+    MNIST's under the text loop (:func:`mnist_claims`), then the census data's. A gap
+    is Δ of the group the paper finds paying minus Δ of the other (:data:`PAIRS`), seed
+    by seed (:func:`gap_estimate`); the paper's gaps and shares come from its Tables 1
+    and 3. A share removed is ``1 − gap / DPSGD's gap`` seed by seed, its test error
+    carried by the delta method.
+
+    Args:
+        main: The table of ``dpsgdf_main``.
+        census: The table of ``dpsgdf_census``.
+        clip: The table of ``dpsgdf_clip``.
+        budget: The table of ``dpsgdf_budget``.
+        clip_norm: MNIST's base bound ``C_0``.
+        short: The census data sets' names.
+        constant: :func:`census_one_class` of the census runs, or None: a census gap
+            of a method that predicts one class for everyone is *degenerate*.
+
+    Returns:
+        The verdicts, MNIST's first.
+    """
+    require_columns(budget, (*_RUN_COLUMNS, "dataset", "vary"), "claims (budget)")
+    mnist_budget = budget[budget.dataset == "mnist"]
+    rows = mnist_claims(
+        main,
+        clip,
+        mnist_budget[mnist_budget.vary == "sigma"],
+        clip_norm=clip_norm,
+        sweep_sgd=mnist_budget[mnist_budget.vary == "epochs"],
+    )
     for dataset in ["adult", "dutch"]:
         for method in ["dpsgd", "naive", "dpsgd_f"]:
             rows.append(
-                table1(
+                _table1_gap(
                     short[dataset],
                     method,
                     gap_estimate(main, census, dataset, method),
@@ -2253,62 +2349,203 @@ def claims(
 
 
 @dataclass(frozen=True)
-class MnistClipping:
-    """Why DPSGD-F moves little on MNIST: norms, bounds, batch counts, Naive's weights.
-
-    Each attribute is indexed by digit (``"digit 0"`` ... ``"digit 9"``).
+class LoopClaims:
+    """The paper's claims beside ours, MNIST's under both loops (:func:`loop_claims`).
 
     Attributes:
-        grad_norm: DPSGD's mean per-example gradient norm in the last epoch (mean over
-            seeds).
-        bound_ratio: DPSGD-F's mean ``C_k / C_0`` in the last epoch (mean over seeds).
-        per_batch: The expected number of a digit's examples in a batch.
-        naive_weight: Naive's weight ``θ_k = (b/K)/b_k`` at that expected count.
+        loops: ``{loop: MNIST verdicts}`` (:func:`mnist_claims`), the reference loop
+            first; its rows are *not comparable* where its runs are not stored.
+        census: The census data's verdicts (one loop: the runs of ``dpsgdf_census``).
+        mnist: The MNIST table, one row per claim: the paper's number, then each
+            loop's mean ± sd [95% interval] and verdict.
+        note: The seeds behind each loop's rows.
+        texts: The values the prose quotes (:func:`claim_texts` for the text loop and
+            the census data; the same MNIST names with ``-ref`` for the reference
+            loop; ``claims-ref`` and ``claims-text``: the MNIST claims reproduced).
     """
 
-    grad_norm: pd.Series
-    bound_ratio: pd.Series
-    per_batch: pd.Series
-    naive_weight: pd.Series
+    loops: Mapping[str, list[Verdict]]
+    census: list[Verdict]
+    mnist: pd.DataFrame
+    note: str
+    texts: Mapping[str, str]
 
 
-def mnist_clipping(
-    main: pd.DataFrame, *, batch_size: int, clip_norm: float
-) -> MnistClipping:
-    """Measure what caps DPSGD-F on MNIST, from the main runs.
+def _not_computed(rows: Sequence[Verdict], why: str) -> list[Verdict]:
+    """The same claims with no number of ours: *not comparable*, saying ``why``."""
+    return [
+        Verdict(v.quantity, v.paper, None, "not comparable", why, claim=v.claim,
+                tolerance=v.tolerance, decimals=v.decimals)
+        for v in rows
+    ]  # fmt: skip
+
+
+def _seeds_note(seeds: Iterable[int]) -> str:
+    found = sorted({int(s) for s in seeds})
+    return ", ".join(map(str, found)) or "none"
+
+
+def loop_claims(
+    main: pd.DataFrame,
+    census: pd.DataFrame,
+    clip: pd.DataFrame,
+    budget: pd.DataFrame,
+    reference: pd.DataFrame | None,
+    *,
+    clip_norm: float,
+    short: Mapping[str, str],
+    constant: pd.DataFrame | None = None,
+) -> LoopClaims:
+    """Return the paper's claims beside ours, MNIST's under the reference and text loop.
+
+    The text loop's MNIST rows and the census rows are :func:`claims`'; the reference
+    loop's MNIST rows are :func:`reference_claims`', the same quantities.
 
     Args:
         main: The table of ``dpsgdf_main``.
+        census: The table of ``dpsgdf_census``.
+        clip: The table of ``dpsgdf_clip``.
+        budget: The table of ``dpsgdf_budget``.
+        reference: The table of ``dpsgdf_reference``, or None where it is not stored.
+        clip_norm: MNIST's base bound ``C_0``.
+        short: The census data sets' names.
+        constant: As :func:`claims`.
+
+    Returns:
+        The verdicts, the MNIST table, its note and the texts.
+
+    Raises:
+        ValueError: As :func:`claims` and :func:`reference_claims`.
+    """
+    rows = claims(
+        main, census, clip, budget, clip_norm=clip_norm, short=short, constant=constant
+    )
+    text = [v for v in rows if v.quantity.startswith("MNIST")]
+    if reference is None:
+        ref = _not_computed(text, "the reference loop's runs are not stored")
+        ref_note = "not stored"
+    else:
+        ref = reference_claims(reference, clip_norm=clip_norm)
+        ref_note = (
+            f"seeds {_seeds_note(reference.loc[reference.part == 'main', 'seed'])}, "
+            "the σ sweep (Figure 3b) seed "
+            f"{_seeds_note(reference.loc[reference.part == 'sigma', 'seed'])}"
+        )
+    loops = {"reference loop": ref, "text loop": text}
+    sweep = budget[(budget.dataset == "mnist") & (budget.vary == "sigma")]
+    note = (
+        "Ours: mean ± sd over seeds and the 95% interval that adds the groups' "
+        "binomial test error to the seed spread. Reference loop "
+        f"(`dpsgdf_reference`): {ref_note}"
+        "; text loop (`dpsgdf_main`, `dpsgdf_clip`, `dpsgdf_budget`): seeds "
+        f"{_seeds_note(main.loc[main.dataset == 'mnist', 'seed'])}, the σ sweep seeds "
+        f"{_seeds_note(sweep.seed)}."
+    )
+    texts = dict(claim_texts(rows))
+    ours = _mnist_texts(text if reference is None else ref)
+    texts.update(
+        {
+            f"{k}-ref": NOT_RUN if reference is None else t
+            for k, t in ours.items()
+            if not k.endswith("-paper")
+        }
+    )
+    texts["claims-ref"] = "{} of {}".format(*reproduced(ref))
+    texts["claims-text"] = "{} of {}".format(*reproduced(text))
+    return LoopClaims(
+        loops=loops,
+        census=[v for v in rows if not v.quantity.startswith("MNIST")],
+        mnist=verdict_columns(loops),
+        note=note,
+        texts=texts,
+    )
+
+
+@dataclass(frozen=True)
+class MnistClipping:
+    """What limits DPSGD-F on MNIST: norms, clipped shares, bounds, batch counts.
+
+    Each Series is indexed by digit (``"digit 0"`` ... ``"digit 9"``); the per-run
+    quantities are means over each run's last whole epochs (:attr:`epochs`), then over
+    seeds.
+
+    Attributes:
+        grad_norm: DPSGD's mean per-example gradient norm.
+        clip_share: The share of each digit's examples DPSGD clips at ``C_0``.
+        bound_ratio: DPSGD-F's mean ``C_k / C_0``.
+        per_batch: The expected number of a digit's examples in a batch.
+        naive_weight: Naive's weight ``θ_k = (b/K)/b_k`` at that expected count.
+        epochs: How many of each run's last whole epochs are averaged.
+    """
+
+    grad_norm: pd.Series
+    clip_share: pd.Series
+    bound_ratio: pd.Series
+    per_batch: pd.Series
+    naive_weight: pd.Series
+    epochs: int = 1
+
+    @property
+    def overall_share(self) -> float:
+        """The share ``m / b`` of a batch that DPSGD clips: digits weighted by count."""
+        return float((self.per_batch * self.clip_share).sum() / self.per_batch.sum())
+
+
+def _late_means(
+    mnist: pd.DataFrame, method: str, metric: str, epochs: int
+) -> pd.Series:
+    """A method's per-epoch ``metric`` by digit: late whole epochs, then seeds."""
+    d = mnist[(mnist.method == method) & (mnist.metric == metric)]
+    _require_rows(d, f"mnist_clipping ({method}, {metric})")
+    runs = []
+    for seed, run in d.groupby("seed"):
+        # A short last epoch (the reference step count, DPSGD-F's budget stop) has
+        # too few steps to average like the others: only whole epochs count.
+        late = whole_epochs(mnist, method, seed)[-epochs:]
+        runs.append(run[run.epoch.isin(late)].groupby("group")["value"].mean())
+    return pd.concat(runs, axis=1).mean(axis=1).drop("all", errors="ignore")
+
+
+def mnist_clipping(
+    main: pd.DataFrame, *, batch_size: int, clip_norm: float, epochs: int = 1
+) -> MnistClipping:
+    """Measure what limits DPSGD-F on MNIST, from one loop's main runs.
+
+    Args:
+        main: The loop's main runs: the table of ``dpsgdf_main`` (text loop) or the
+            part ``main`` of ``dpsgdf_reference`` (reference loop).
         batch_size: The expected batch size ``b``.
         clip_norm: The base bound ``C_0``.
+        epochs: How many of each run's last whole epochs to average.
 
     Returns:
         The per-digit quantities.
 
     Raises:
-        ValueError: If MNIST's DPSGD, DPSGD-F or SGD runs are missing.
+        ValueError: If a column, MNIST's DPSGD, DPSGD-F or SGD runs or their steps are
+            missing, or ``epochs`` is below 1.
     """
     require_columns(main, (*_RUN_COLUMNS, "dataset"), "mnist_clipping")
+    if epochs < 1:
+        raise ValueError(f"mnist_clipping: epochs must be at least 1, got {epochs}.")
     mnist = main[main.dataset == "mnist"]
     for method in ("sgd", "dpsgd", "dpsgd_f"):
         _require_rows(mnist[mnist.method == method], f"mnist_clipping ({method})")
-    gn = (
-        final(mnist[mnist.method == "dpsgd"], "grad_norm")
-        .groupby("group")["value"]
-        .mean()
-    )
-    ck = mnist[(mnist.method == "dpsgd_f") & (mnist.metric == "clip_bound")]
-    ck_last = ck[ck.epoch == ck.epoch.max()].groupby("group")["value"].mean()
+    for method in ("dpsgd", "dpsgd_f"):
+        steps = mnist[(mnist.method == method) & (mnist.metric == "steps")]
+        _require_rows(steps, f"mnist_clipping ({method}'s steps per epoch)")
     sizes = (
         final(mnist[mnist.method == "sgd"], "n_train").groupby("group")["value"].mean()
     )
     digits = [g for g in sizes.index if g != "all"]
     per_batch = batch_size * sizes[digits] / sizes[digits].sum()
     return MnistClipping(
-        grad_norm=gn.drop("all", errors="ignore"),
-        bound_ratio=ck_last.drop("all", errors="ignore") / clip_norm,
+        grad_norm=_late_means(mnist, "dpsgd", "grad_norm", epochs),
+        clip_share=_late_means(mnist, "dpsgd", "clip_fraction", epochs),
+        bound_ratio=_late_means(mnist, "dpsgd_f", "clip_bound", epochs) / clip_norm,
         per_batch=per_batch,
         naive_weight=(batch_size / len(digits)) / per_batch,
+        epochs=epochs,
     )
 
 
@@ -3160,22 +3397,57 @@ def census_one_class(census: pd.DataFrame) -> pd.DataFrame:
     return one_class_runs(census, counts)
 
 
+_SHARE = "MNIST, share of DPSGD's gap that {} removes (Table {})"
+#: The glue names of the MNIST claims the prose quotes, and their rows.
+_MNIST_TEXTS: Mapping[str, str] = {
+    "claim-f-removed": _SHARE.format("DPSGD-F", 1),
+    "claim-c2-removed": _SHARE.format("DPSGD with C = 2", 3),
+    "gap-mnist": "MNIST, DPSGD: gap (Table 1)",
+    "gap-f-mnist": "MNIST, DPSGD-F: gap (Table 1)",
+    "gap-c5-mnist": "MNIST, DPSGD with C = 5: gap (Table 3)",
+}
+
+
+def _claim_rows(rows: Sequence[Verdict], wanted: Iterable[str]) -> dict[str, Verdict]:
+    """The rows by quantity; ValueError where a ``wanted`` one lacks ours."""
+    by = {v.quantity: v for v in rows}
+    absent = [q for q in wanted if q not in by or by[q].mean is None]
+    if absent:
+        raise ValueError(f"claim_texts: no claim of ours for {absent}.")
+    return by
+
+
+def _mnist_texts(rows: Sequence[Verdict]) -> dict[str, str]:
+    """The MNIST texts of one loop's :func:`mnist_claims` (and the paper's, ``-paper``).
+
+    A share as a percentage ("65%"), a gap signed ("-0.237"; the paper's to its four
+    decimals).
+    """
+    by = _claim_rows(rows, _MNIST_TEXTS.values())
+    texts = {}
+    for key, quantity in _MNIST_TEXTS.items():
+        v = by[quantity]
+        if key.startswith("claim"):
+            texts[key], texts[f"{key}-paper"] = f"{v.mean:.0%}", f"{v.paper:.0%}"
+        else:
+            texts[key], texts[f"{key}-paper"] = f"{v.mean:+.3f}", f"{v.paper:+.4f}"
+    return texts
+
+
 def claim_texts(rows: Sequence[Verdict]) -> dict[str, str]:
     """Return the texts dpsgdf.md glues about the claims (:func:`claims`).
 
-    ``claim-f-removed`` and ``claim-c2-removed`` (the shares of DPSGD's MNIST gap that
-    DPSGD-F and DPSGD with C = 2 remove, ours and ``-paper``), ``gap-<census>-ours``
-    and ``-paper`` (DPSGD's gap, "0.056 more": the men pay more), and
-    ``gap-f-<census>`` and ``-paper`` (DPSGD-F's signed gap).
+    MNIST's (:func:`_mnist_texts`): ``claim-f-removed`` and ``claim-c2-removed`` (the
+    shares of DPSGD's gap between class 8 and class 2 that DPSGD-F and DPSGD with C = 2
+    remove), ``gap-mnist``, ``gap-f-mnist`` and ``gap-c5-mnist`` (the gaps of DPSGD,
+    DPSGD-F and DPSGD with C = 5), each ours and ``-paper``; the census data's:
+    ``gap-<census>-ours`` and ``-paper`` (DPSGD's gap, "0.056 more": the men pay
+    more), and ``gap-f-<census>`` and ``-paper`` (DPSGD-F's signed gap).
 
     Raises:
         ValueError: If a claim is missing or has no number of ours.
     """
-    by = {v.quantity: v for v in rows}
-    share = "MNIST, share of DPSGD's gap that {} removes (Table {})"
-    wanted = {
-        "claim-f-removed": share.format("DPSGD-F", 1),
-        "claim-c2-removed": share.format("DPSGD with C = 2", 3),
+    census = {
         **{
             f"gap-{d.lower()}": f"{d}, DPSGD: gap (Table 1)" for d in ("Adult", "Dutch")
         },
@@ -3184,15 +3456,11 @@ def claim_texts(rows: Sequence[Verdict]) -> dict[str, str]:
             for d in ("Adult", "Dutch")
         },
     }
-    absent = [q for q in wanted.values() if q not in by or by[q].mean is None]
-    if absent:
-        raise ValueError(f"claim_texts: no claim of ours for {absent}.")
-    texts = {}
-    for key, quantity in wanted.items():
+    by = _claim_rows(rows, [*_MNIST_TEXTS.values(), *census.values()])
+    texts = _mnist_texts(rows)
+    for key, quantity in census.items():
         v = by[quantity]
-        if key.startswith("claim"):
-            texts[key], texts[f"{key}-paper"] = f"{v.mean:.0%}", f"{v.paper:.0%}"
-        elif key.startswith("gap-f"):
+        if key.startswith("gap-f"):
             texts[key], texts[f"{key}-paper"] = f"{v.mean:+.3f}", f"{v.paper:+.4f}"
         else:
             for who, x in (("ours", v.mean), ("paper", v.paper)):
@@ -3203,18 +3471,18 @@ def claim_texts(rows: Sequence[Verdict]) -> dict[str, str]:
 def mnist_clipping_table(m: MnistClipping) -> pd.DataFrame:
     """Format :func:`mnist_clipping`: the nine majority digits' range beside digit 8."""
     rows = []
-    for name, v, decimals, eight in [
-        ("mean gradient norm, DPSGD's last epoch", m.grad_norm, 1, 1),
-        ("Cₖ/C₀, DPSGD-F's last epoch", m.bound_ratio, 2, 2),
-        ("examples in a batch (expected)", m.per_batch, 1, 1),
-        ("Naive's weight θₖ = (b/K)/bₖ", m.naive_weight, 2, 1),
+    for name, v, spec, eight in [
+        ("mean gradient norm, DPSGD", m.grad_norm, ".1f", ".1f"),
+        ("share DPSGD clips at C₀", m.clip_share, ".0%", ".0%"),
+        ("Cₖ/C₀, DPSGD-F", m.bound_ratio, ".2f", ".2f"),
+        ("examples in a batch (expected)", m.per_batch, ".1f", ".1f"),
+        ("Naive's weight θₖ = (b/K)/bₖ", m.naive_weight, ".2f", ".1f"),
     ]:
         others = v.drop("digit 8")
         rows.append(
             {"quantity": name,
-             "nine majority digits":
-                 f"{others.min():.{decimals}f} to {others.max():.{decimals}f}",
-             "digit 8": f"{v['digit 8']:.{eight}f}"}
+             "nine majority digits": f"{others.min():{spec}} to {others.max():{spec}}",
+             "digit 8": f"{v['digit 8']:{eight}}"}
         )  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -3222,16 +3490,118 @@ def mnist_clipping_table(m: MnistClipping) -> pd.DataFrame:
 def mnist_clipping_texts(
     m: MnistClipping, *, noise_multiplier: float, clip_norm: float
 ) -> dict[str, str]:
-    """The texts of the section on MNIST: σ₁, eights per batch, Naive's weight, C₀."""
+    """The texts of the section on MNIST: σ₁, eights per batch, Naive's weight, C₀.
+
+    ``mnist-phantom`` is the mean of a count that is truly zero once its noise of
+    standard deviation σ₁ is clipped at zero, ``σ₁ / sqrt(2π)``: the unclipped eights
+    that noise alone adds to a batch.
+    """
     from dpnotes.dpsgd.rules import step_noise_multipliers
 
     sigma1 = step_noise_multipliers("dpsgd_f", noise_multiplier=noise_multiplier)[1]
     return {
         "mnist-sigma1": f"σ₁\u00a0=\u00a0{sigma1:g}",  # no break at "="
+        "mnist-phantom": f"{sigma1 / math.sqrt(2 * math.pi):.1f}",
         "mnist-eights": f"{m.per_batch['digit 8']:.1f}",
         "mnist-naive-eight": f"{m.naive_weight['digit 8']:.1f}",
         "mnist-c0": f"C₀\u00a0=\u00a0{clip_norm:g}",
     }
+
+
+@dataclass(frozen=True)
+class ClippingByLoop:
+    """What limits DPSGD-F on MNIST under each loop (:func:`clipping_by_loop`).
+
+    Attributes:
+        loops: ``{loop: MnistClipping}``, the reference loop first (absent where its
+            runs are not stored).
+        table: One row per quantity and loop; the data's rows (batch counts, Naive's
+            weights) once, for either loop.
+        texts: The values the prose quotes: those of :func:`mnist_clipping_texts`,
+            ``mnist-late`` (the epochs averaged) and, per loop (``-ref``, ``-text``),
+            ``mnist-share`` (``m / b``), ``mnist-cap`` (``1 + b / m``), ``mnist-c8``
+            and ``mnist-others`` (DPSGD-F's ``C_k / C_0``) and ``mnist-clipped``
+            (the range of the majority digits' shares clipped).
+    """
+
+    loops: Mapping[str, MnistClipping]
+    table: pd.DataFrame
+    texts: Mapping[str, str]
+
+
+def clipping_by_loop(
+    reference: pd.DataFrame | None,
+    text: pd.DataFrame,
+    settings: Mapping[str, float],
+    *,
+    epochs: int = 10,
+) -> ClippingByLoop:
+    """Measure what limits DPSGD-F on MNIST under the reference and the text loop.
+
+    Args:
+        reference: The table of ``dpsgdf_reference`` (its part ``main`` is read), or
+            None where it is not stored: its rows and texts then say so.
+        text: The table of ``dpsgdf_main``.
+        settings: MNIST's settings, with ``batch_size``, ``clip_norm`` and
+            ``noise_multiplier`` (``PAPER_SETTINGS["mnist"]``).
+        epochs: How many of each run's last whole epochs to average (the cause
+            table's ten, :data:`dpnotes.findings.dpsgdf_causes.LATE_EPOCHS`).
+
+    Returns:
+        The measurements, table and texts.
+
+    Raises:
+        ValueError: If a setting is missing, or as :func:`mnist_clipping`.
+    """
+    absent = [
+        k for k in ("batch_size", "clip_norm", "noise_multiplier") if k not in settings
+    ]
+    if absent:
+        raise ValueError(
+            f"clipping_by_loop: settings lack {', '.join(map(repr, absent))}; pass "
+            "PAPER_SETTINGS['mnist']."
+        )
+    kw = {"batch_size": settings["batch_size"], "clip_norm": settings["clip_norm"]}
+    tables = {"text loop": text}
+    if reference is not None:
+        require_columns(reference, ("part",), "clipping_by_loop (dpsgdf_reference)")
+        tables = {"reference loop": reference[reference.part == "main"], **tables}
+    loops = {loop: mnist_clipping(t, **kw, epochs=epochs) for loop, t in tables.items()}
+    rows = []
+    for loop, m in loops.items():
+        t = mnist_clipping_table(m)
+        rows.append(t.iloc[:3].assign(loop=loop))
+    data = mnist_clipping_table(loops["text loop"]).iloc[3:].assign(loop="either")
+    table = pd.concat([*rows, data], ignore_index=True)
+    table = table[["quantity", "loop", "nine majority digits", "digit 8"]]
+    texts = {
+        **mnist_clipping_texts(
+            loops["text loop"],
+            noise_multiplier=settings["noise_multiplier"],
+            clip_norm=settings["clip_norm"],
+        ),
+        "mnist-late": f"{epochs}",
+    }
+    for loop in ("reference loop", "text loop"):
+        suffix = "-ref" if loop.startswith("reference") else "-text"
+        m = loops.get(loop)
+        if m is None:
+            keys = ("mnist-share", "mnist-cap", "mnist-c8", "mnist-others",
+                    "mnist-clipped")  # fmt: skip
+            texts.update({k + suffix: NOT_RUN for k in keys})
+            continue
+        others = m.bound_ratio.drop("digit 8")
+        clipped = m.clip_share.drop("digit 8")
+        texts.update(
+            {
+                f"mnist-share{suffix}": f"{m.overall_share:.0%}",
+                f"mnist-cap{suffix}": f"{1 + 1 / m.overall_share:.1f}",
+                f"mnist-c8{suffix}": f"{m.bound_ratio['digit 8']:.1f}",
+                f"mnist-others{suffix}": f"{others.min():.1f} to {others.max():.1f}",
+                f"mnist-clipped{suffix}": f"{clipped.min():.0%} to {clipped.max():.0%}",
+            }
+        )
+    return ClippingByLoop(loops=loops, table=table, texts=texts)
 
 
 def epoch_means(
