@@ -24,6 +24,8 @@ Modules:
 * :mod:`dpnotes.findings.spending_checks`: what judges the spending paper's claims:
   frozen predictions, Table 1's motivating claims, controls for FSQ-FNR, its collapse,
   Table 2 under two nDCG definitions, aggregate fidelity.
+* :mod:`dpnotes.findings.spending_beyond`: beyond the spending paper: New Mexico
+  Employment, a capped threshold, AIM on the target's pairs, the authors' evaluation.
 * :mod:`dpnotes.findings.foundations`: the foundations chapter's demonstrations (zCDP
   conversion, noise comparison, a mechanism's empirical audit).
 """
