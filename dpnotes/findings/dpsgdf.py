@@ -3437,7 +3437,7 @@ def _mnist_texts(rows: Sequence[Verdict]) -> dict[str, str]:
 def claim_texts(rows: Sequence[Verdict]) -> dict[str, str]:
     """Return the texts dpsgdf.md glues about the claims (:func:`claims`).
 
-    MNIST's (:func:`_mnist_texts`): ``claim-f-removed`` and ``claim-c2-removed`` (the
+    MNIST's (``_mnist_texts``): ``claim-f-removed`` and ``claim-c2-removed`` (the
     shares of DPSGD's gap between class 8 and class 2 that DPSGD-F and DPSGD with C = 2
     remove), ``gap-mnist``, ``gap-f-mnist`` and ``gap-c5-mnist`` (the gaps of DPSGD,
     DPSGD-F and DPSGD with C = 5), each ours and ``-paper``; the census data's:

@@ -13,7 +13,7 @@ the selection is not.
 
 **What the authors' released code does.** From
 ``lurosenb/sq_supplementary_materials`` at commit ``61f90f2`` (the commit of
-:data:`dpnotes.paper_numbers.SPENDING_AUTHORS_COMMIT`):
+``dpnotes.paper_numbers.SPENDING_AUTHORS_COMMIT``):
 
 * ``metrics_and_plotting.py``, ``generate_list_results``: the synthetic samples of a
   run are concatenated and passed to ``resample_up_down(..., upsample=True,
