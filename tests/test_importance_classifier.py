@@ -351,7 +351,7 @@ AUDIT_DOMAIN = {"A": 2, "Y": 2}
 AUDIT_EPSILON = 2.0
 #: Runs per data set: the correct classifier's audits, and the 2x variant's (its
 #: power, the rate at which this audit refutes the claim, is in scripts/audit_power.py).
-AUDIT_TRIALS = 2000
+AUDIT_TRIALS = 1000
 AUDIT_TRIALS_2X = 3000
 AUDIT_TREND = 1000
 AUDIT_BASE = pd.DataFrame(
