@@ -417,6 +417,16 @@ def test_stand_ins_on_the_stored_runs(stored, ny):
     assert float(frame.loc[0, "positive (test)"]) > 0.55
     cols = b.stand_in_verdicts({b.NY: ny, b.NM: stored.table})
     assert all(isinstance(v, Verdict) for vs in cols.values() for v in vs)
+    # The chapter: no New Mexico verdict confirms "SQ above MST", and none
+    # contradicts a New York one.
+    ny_col, nm_col = cols.values()
+    assert not any(
+        v.outcome == "reproduces" and v.claim == "SQ above MST" for v in nm_col
+    )
+    pairs = {
+        frozenset((v.outcome, w.outcome)) for v, w in zip(ny_col, nm_col, strict=True)
+    }
+    assert frozenset(("reproduces", "differs")) not in pairs
 
 
 def test_figure_is_legible(stored):

@@ -983,7 +983,7 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
             "The two stand-ins for the paper's California (ACSEmployment, no age "
             "filter in folktables' task): a fifth of the rows is the test split; "
             "positive: employed at work, the share of the test split and of the real "
-            "training split (stored by the New Mexico run only).",
+            "training split (where the run stored it).",
         )
         + "\n\n"
         + block(
@@ -991,8 +991,8 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
             "SQ against MST on each stand-in, overall, on the real test split: paired "
             "over seeds, 95% interval with the test error for accuracy (F1 has the "
             "seed spread only); at e⁰ the paper claims the reverse (MST ahead at low "
-            "budgets), so that row is MST − SQ. The New York sample's seeds 0–9 come "
-            "from the paper profile.",
+            "budgets), so that row is MST − SQ. The New York sample's runs "
+            f"({report.seeds_text(ny['seed'].astype(int))}) are the paper profile's.",
         ),
         "cap": block(
             cap_frame(t),
