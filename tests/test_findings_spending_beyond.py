@@ -11,6 +11,7 @@ import pytest
 
 from dpnotes import paper_numbers, plotting
 from dpnotes.findings import spending_beyond as b
+from dpnotes.findings import spending_checks as checks
 from dpnotes.findings.spending import E2E_COLUMNS
 from dpnotes.findings.verdict import Verdict
 from dpnotes.importance.evaluation import CLASSIFIERS
@@ -401,7 +402,7 @@ def test_chapter_claims_on_the_stored_run(stored):
     ours = b.paired(t, dataset=b.NM, a="sq", b="mst")
     theirs = b.paired(t, dataset=b.NM, a="sq@authors", b="mst@authors")
     e2 = min(ours, key=lambda e: abs(e - math.e**2))
-    added = b._gap(theirs[e2], ours[e2])
+    added = checks.gap_of_gaps(theirs[e2], ours[e2])
     assert added.contains(0.0) and added.contains(m["sq"][0] - m["mst"][0])
     # New Mexico's base rate is the paper's population's, far below the NY sample's.
     assert 0.35 < b.base_rate(t, dataset=b.NM) < 0.45

@@ -19,6 +19,11 @@ real data:
   :func:`dpnotes.synth.evaluate.max_mean_error`), on the same synthetic tables;
 - the fit time.
 
+With ``cause`` (a derived profile, ``--set cause=NAME``) one difference between the
+authors' code and ours is switched on alone, to measure what it moves
+(:data:`CAUSES`; the pieces are in :mod:`dpnotes.synth.authors`). The gap in scale is
+no cause setting: it is ``--set epsilons=10+20+50``.
+
 The split is fixed per data set (80/20, seed 0) so every cell sees the same training
 records. The stratum weights are the proportions of the test split: a disjoint table
 that no synthesizer sees, standing in for published population totals.
@@ -41,6 +46,7 @@ from dpnotes.data.employment import (
 )
 from dpnotes.data.employment import EMPLOYMENT_GROUPINGS as GROUPINGS
 from dpnotes.lab.registry import Cache, Profile, register
+from dpnotes.synth import authors
 from dpnotes.synth.evaluate import (
     PARITY_CONVENTIONS,
     evaluate_synthetic,
@@ -50,7 +56,7 @@ from dpnotes.synth.evaluate import (
 from dpnotes.synth.stratified import Stratified, strata_of, stratum_weights
 from dpnotes.validation import check_choice
 
-__all__ = ["STRATIFICATIONS", "SYNTHESIZERS", "make_synthesizer"]
+__all__ = ["CAUSES", "STRATIFICATIONS", "SYNTHESIZERS", "Cause", "make_synthesizer"]
 
 #: Stratifications of the paper (and the groupings every method is evaluated on).
 STRATIFICATIONS: tuple[str, ...] = ("vanilla", *GROUPINGS)
@@ -75,6 +81,81 @@ def make_synthesizer(name: str, *, epsilon: float, delta: float, params: dict):
     raise ValueError(f"unknown synthesizer {name!r}; choose one of {SYNTHESIZERS}.")
 
 
+@dataclass(frozen=True)
+class Cause:
+    """One difference of the authors' code from ours, as a setting of ``strat_synth``.
+
+    Attributes:
+        description: What it switches on.
+        synthesizers: The synthesizers it applies to.
+        stratifications: The stratifications it applies to.
+        private: Whether the synthetic data stay differentially private.
+    """
+
+    description: str
+    synthesizers: tuple[str, ...] = SYNTHESIZERS
+    stratifications: tuple[str, ...] = STRATIFICATIONS
+    private: bool = True
+
+
+_STRATIFIED = tuple(s for s in STRATIFICATIONS if s != "vanilla")
+
+#: The cause settings (``none``: ours).
+CAUSES: dict[str, Cause] = {
+    "none": Cause("the package's settings"),
+    "data_domains": Cause(
+        "every synthesizer fitted on the domain of the values its records hold "
+        "(inside a stratum: the stratum's values), as SmartNoise infers it",
+        private=False,
+    ),
+    "authors_gem": Cause(
+        "GEM with the authors' settings (100 rounds, 1000 components, alpha 0.67, "
+        "learning rate 1e-4)",
+        synthesizers=("GEM",),
+    ),
+    "aim_2way": Cause(
+        "AIM with SmartNoise's default workload, every 2-way marginal",
+        synthesizers=("AIM",),
+    ),
+    "recode_vanilla": Cause(
+        "vanilla MST and AIM samples re-coded by the values present in the sample, "
+        "as the authors' evaluation does",
+        synthesizers=("MST", "AIM"),
+        stratifications=("vanilla",),
+    ),
+    "completion_order": Cause(
+        "stratum row counts permuted as the authors' parallel wrapper does "
+        "(completion order emulated by stratum size)",
+        synthesizers=("MST", "AIM"),
+        stratifications=_STRATIFIED,
+        private=False,
+    ),
+}
+
+
+def check_cause(config: SynthesisProfile) -> Cause:
+    """Return the profile's :class:`Cause` after checking it applies to the grid.
+
+    Raises:
+        ValueError: For an unknown cause, or a grid with a synthesizer or
+            stratification the cause does not apply to (the message lists those it
+            does).
+    """
+    cause = CAUSES[check_choice(config.cause, CAUSES, "cause")]
+    for what, have, valid in (
+        ("synthesizers", config.synthesizers, cause.synthesizers),
+        ("stratifications", config.stratifications, cause.stratifications),
+    ):
+        extra = [x for x in have if x not in valid]
+        if extra:
+            joined = "+".join(valid)
+            raise ValueError(
+                f"cause {config.cause!r} does not apply to {what} {extra}; run it "
+                f"with {what} among {list(valid)} (--set {what}={joined})."
+            )
+    return cause
+
+
 # --- the grid ---------------------------------------------------------------------
 
 
@@ -92,6 +173,9 @@ class SynthesisProfile(Profile):
         rows: Keep this many rows of the data set (None: all).
         delta: The delta of every synthesizer.
         params: ``{synthesizer: keyword arguments}`` beyond the defaults.
+        cause: One of :data:`CAUSES`: a difference of the authors' code switched on
+            alone (``"none"``: ours). Its grid may hold only the synthesizers and
+            stratifications it applies to.
         parity: How the means' parity error is scored: ``"ours"`` (codes from 1,
             mean over the variables, every group present, ``omega = 1/k``) or
             ``"authors"``, which adds the scores of the authors' code (codes from 0,
@@ -112,6 +196,7 @@ class SynthesisProfile(Profile):
     delta: float = 1e-9
     params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     parity: str = "ours"
+    cause: str = "none"
 
 
 _PROFILES = {
@@ -150,6 +235,7 @@ class GroupSizesProfile(Profile):
 
 def _grid(config: SynthesisProfile) -> list[dict[str, Any]]:
     check_choice(config.parity, PARITY_CONVENTIONS, "parity convention")
+    check_cause(config)
     # Seeds vary slowest within a data set: a partial run of the paper profile then
     # covers every synthesizer, stratification and epsilon once before repeating.
     return [
@@ -166,6 +252,18 @@ def _grid(config: SynthesisProfile) -> list[dict[str, Any]]:
         for st in config.stratifications
         for e in config.epsilons
     ]
+
+
+def _cause_params(config: SynthesisProfile) -> dict[str, dict[str, Any]]:
+    """The profile's synthesizer parameters with its cause's settings on top."""
+    params = {k: dict(v) for k, v in config.params.items()}
+    if config.cause == "authors_gem":
+        params.setdefault("GEM", {}).update(authors.AUTHORS_GEM)
+    elif config.cause == "aim_2way":
+        params.setdefault("AIM", {})["workload"] = authors.two_way_workload(
+            EMPLOYMENT_DOMAIN
+        )
+    return params
 
 
 _SPLITS: dict[tuple, tuple[pd.DataFrame, pd.DataFrame]] = {}
@@ -195,21 +293,31 @@ def run_cell(
     progress: bool = False,
 ) -> pd.DataFrame:
     train, test = _cached_split(cell["dataset"], config.rows)
+    cause = config.cause
     base = make_synthesizer(
         cell["synthesizer"],
         epsilon=cell["epsilon"],
         delta=config.delta,
-        params=config.params,
+        params=_cause_params(config),
     )
+    if cause == "data_domains":
+        base = authors.DataDomain(base)
     started = time.perf_counter()
     if cell["strata"] == "vanilla":
         model = base.fit(train, EMPLOYMENT_DOMAIN, rng=rng)
     else:
         by = GROUPINGS[cell["strata"]]
         weights = stratum_weights(test, EMPLOYMENT_DOMAIN, by)
-        model = Stratified(base, by, weights).fit(train, EMPLOYMENT_DOMAIN, rng=rng)
+        wrapper = (
+            authors.CompletionOrderStratified
+            if cause == "completion_order"
+            else Stratified
+        )
+        model = wrapper(base, by, weights).fit(train, EMPLOYMENT_DOMAIN, rng=rng)
     fit_s = time.perf_counter() - started
     synth = model.sample(len(train), rng=rng)
+    if cause == "recode_vanilla":
+        synth = authors.recode_present(synth)
     rows = evaluate_synthetic(
         train,
         test,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -33,21 +33,22 @@ from dpnotes.findings.spending import (
     E2E_COLUMNS,
     METHOD_LABELS,
     budgets,
-    e2e_per_seed,
     group_positives,
     group_test_counts,
 )
 from dpnotes.findings.spending_checks import (
+    MetricCell,
     collapse_texts,
     fidelity_check,
     fnr_collapse,
+    gap_of_gaps,
+    judge_degenerate,
 )
 from dpnotes.findings.verdict import (
     Estimate,
     Verdict,
     compare_direction,
     degenerate_reason,
-    difference,
     one_class_seeds,
     verdict_columns,
 )
@@ -170,62 +171,15 @@ def _label(method: str) -> str:
     return LABELS.get(base, base)
 
 
-class _Cell:
-    """One data set and budget: per-seed metrics, and the test records each metric is
-    a proportion of (accuracy: the group's; FNR: its positives; FPR: its negatives;
-    F1 none). The counts are read once per table and passed on."""
-
-    def __init__(
-        self,
-        table: pd.DataFrame,
-        dataset: str,
-        epsilon: float,
-        counts: tuple[pd.Series, pd.Series] | None = None,
-    ) -> None:
-        self.table, self.dataset, self.epsilon = table, dataset, epsilon
-        self.counts, self.positives = counts or _counts(table, dataset)
-
-    def v(self, method: str, group: str, metric: str) -> np.ndarray:
-        return e2e_per_seed(
-            self.table, dataset=self.dataset, epsilon=self.epsilon, method=method,
-            group=group, metric=metric,
-        ).to_numpy(dtype=float)  # fmt: skip
-
-    def n(self, group: str, metric: str) -> int | None:
-        if group not in self.counts.index:
-            raise ValueError(f"{self.dataset}: no test count of the {group} group.")
-        n, p = int(self.counts[group]), int(self.positives[group])
-        return {"accuracy": n, "fnr": p, "fpr": max(n - p, 1)}.get(metric)
-
-    def diff(self, a: tuple[str, str, str], b: tuple[str, str, str]) -> Estimate:
-        """``a − b`` paired over seeds, each a ``(method, group, metric)``."""
-        return difference(
-            self.v(*a), self.v(*b), n_test_a=self.n(*a[1:]), n_test_b=self.n(*b[1:])
-        )
-
-
-def _counts(table: pd.DataFrame, dataset: str) -> tuple[pd.Series, pd.Series]:
-    return (
+def _cells(table: pd.DataFrame, dataset: str) -> dict[float, MetricCell]:
+    """Every budget's cell (:class:`~dpnotes.findings.spending_checks.MetricCell`),
+    in increasing order."""
+    counts = (
         group_test_counts(table, dataset=dataset),
         group_positives(table, dataset=dataset),
     )
-
-
-def _cells(table: pd.DataFrame, dataset: str) -> dict[float, _Cell]:
-    """Every budget's :class:`_Cell`, in increasing order."""
-    counts = _counts(table, dataset)
-    return {
-        e: _Cell(table, dataset, e, counts) for e in budgets(table, dataset=dataset)
-    }
-
-
-def _gap(a: Estimate, b: Estimate) -> Estimate:
-    """``a − b`` for two paired differences over the same seeds; test errors add."""
-    return Estimate(
-        tuple(x - y for x, y in zip(a.values, b.values, strict=True)),
-        se_test=math.hypot(a.se_test, b.se_test),
-        n_test=min((n for n in (a.n_test, b.n_test) if n is not None), default=None),
-    )
+    eps = budgets(table, dataset=dataset)
+    return {e: MetricCell(table, dataset, e, counts) for e in eps}
 
 
 def _power(epsilon: float) -> str:
@@ -240,7 +194,7 @@ def _range(values: Sequence[float]) -> str:
 
 
 def _degenerate(
-    side: _Cell, est: Estimate, uses: Sequence[tuple[str, str, str]]
+    side: MetricCell, est: Estimate, uses: Sequence[tuple[str, str, str]]
 ) -> str:
     """Why a comparison says nothing, or "": a moving method (not Real, not
     Real-DP) predicting one class in some seed, or every moving method giving the
@@ -259,16 +213,6 @@ def _degenerate(
         names = " and ".join(dict.fromkeys(_label(u[0]) for u in moving))
         return f"{names}: the same value in all {est.n_seeds} seeds"
     return ""
-
-
-def _judged(verdict: Verdict, degenerate: str) -> Verdict:
-    if not degenerate:
-        return verdict
-    return replace(
-        verdict,
-        outcome="degenerate",
-        reason=f"{degenerate}; on the test error alone: {verdict.outcome}",
-    )
 
 
 def _cell(e: Estimate, scale: float = 1.0, decimals: int = 3) -> str:
@@ -358,7 +302,7 @@ def _direction_verdicts(
                 f"{_label(first)} above {_label(second)}",
                 d,
             )
-            out.append(_judged(v, _degenerate(side, d, uses)))
+            out.append(judge_degenerate(v, _degenerate(side, d, uses)))
     return out
 
 
@@ -718,7 +662,7 @@ def authors_frame(
     return pd.DataFrame(
         {"ε": _power(e), "ours": _cell(ours[e], 100, 1),
          "the authors' pipeline": _cell(theirs[e], 100, 1),
-         "pipeline − ours": _cell(_gap(theirs[e], ours[e]), 100, 1),
+         "pipeline − ours": _cell(gap_of_gaps(theirs[e], ours[e]), 100, 1),
          "authors' files": f"{margin * 100:+.1f}" if margin is not None
          and _k(e) == 2 else "–"}
         for e in ours
@@ -755,8 +699,8 @@ def authors_texts(table: pd.DataFrame, *, dataset: str = NM) -> dict[str, str]:
     return {
         "margin-ours": points(o),
         "margin-pipeline": points(p),
-        "margin-added": points(_gap(p, o)),
-        "added-above": _above([_gap(theirs[e], ours[e]) for e in ours]),
+        "margin-added": points(gap_of_gaps(p, o)),
+        "added-above": _above([gap_of_gaps(theirs[e], ours[e]) for e in ours]),
         "margin-paper": f"{(stored['sq'][0] - stored['mst'][0]) * 100:+.1f} points",
         "chosen": _chosen_text(chosen_counts(table)),
         "chosen-sq-mst": _chosen_text(chosen_counts(table, methods=("sq", "mst"))),

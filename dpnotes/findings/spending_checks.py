@@ -93,6 +93,7 @@ __all__ = [
     "FNR_CONTROLS",
     "NDCG_DEFINITIONS",
     "FrozenPredictions",
+    "MetricCell",
     "collapse_frame",
     "collapse_texts",
     "fidelity_check",
@@ -101,8 +102,10 @@ __all__ = [
     "fnr_controls_caption",
     "frozen_predictions",
     "frozen_texts",
+    "gap_of_gaps",
     "graded_ndcg",
     "graded_ndcg_per_seed",
+    "judge_degenerate",
     "ndcg_texts",
     "paper_blocks",
     "paper_check_texts",
@@ -325,15 +328,29 @@ def _per_seed(
     ).to_numpy(dtype=float)
 
 
-class _Side:
-    """Per-seed metrics of one data set and budget, with each metric's test count."""
+class MetricCell:
+    """Per-seed metrics of one data set and budget, with each metric's test count.
 
-    def __init__(self, table: pd.DataFrame, dataset: str, epsilon: float) -> None:
+    ``counts``: the data set's ``(group_test_counts, group_positives)``, read from
+    ``table`` when not given (pass them to read a table's counts once for all its
+    budgets).
+    """
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        dataset: str,
+        epsilon: float,
+        counts: tuple[pd.Series, pd.Series] | None = None,
+    ) -> None:
         self.table, self.dataset, self.epsilon = table, dataset, epsilon
-        self.counts = group_test_counts(table, dataset=dataset)
-        self.positives = group_positives(table, dataset=dataset)
+        self.counts, self.positives = counts or (
+            group_test_counts(table, dataset=dataset),
+            group_positives(table, dataset=dataset),
+        )
 
     def v(self, method: str, group: str, metric: str) -> np.ndarray:
+        """The metric's value per seed, in seed order."""
         return _per_seed(self.table, self.dataset, self.epsilon, method, group, metric)
 
     def n(self, group: str, metric: str) -> int | None:
@@ -358,9 +375,11 @@ class _Side:
     def gap(
         self, method: str, metric: str, first: str = "white", second: str = "black"
     ) -> Estimate:
+        """``first``'s metric minus ``second``'s, paired over seeds."""
         return self.diff((method, first, metric), (method, second, metric))
 
     def one_class(self, method: str, group: str) -> int:
+        """The seeds in which the model predicts one class for the group."""
         return one_class_seeds(
             self.v(method, group, "fnr"), self.v(method, group, "fpr")
         )
@@ -397,16 +416,16 @@ class _Side:
         return f"{names}: the same value in all {est.n_seeds} seeds"
 
 
-def _gap_of_gaps(a: Estimate, b: Estimate) -> Estimate:
-    """``a - b`` for two gaps over the same seeds; their test errors add."""
+def gap_of_gaps(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` for two paired differences over the same seeds; test errors add."""
     return Estimate(
         tuple(x - y for x, y in zip(a.values, b.values, strict=True)),
         se_test=math.hypot(a.se_test, b.se_test),
-        n_test=min(n for n in (a.n_test, b.n_test) if n is not None),
+        n_test=min((n for n in (a.n_test, b.n_test) if n is not None), default=None),
     )
 
 
-def _judge(verdict: Verdict, degenerate: str) -> Verdict:
+def judge_degenerate(verdict: Verdict, degenerate: str) -> Verdict:
     """Mark a verdict degenerate, keeping what the test error alone would say."""
     if not degenerate:
         return verdict
@@ -453,7 +472,7 @@ def table1_text_verdicts(
         raise ValueError("note must say why the value claims are not comparable.")
     text = paper_numbers.SPENDING_TABLE1_TEXT
     t1 = paper_numbers.SPENDING_TABLE1
-    s = _Side(table, dataset, epsilon)
+    s = MetricCell(table, dataset, epsilon)
     acc = "accuracy"
 
     def pct(method: str, group: str, what: str) -> float:
@@ -467,7 +486,7 @@ def table1_text_verdicts(
 
     def direction(quantity: str, claim: str, uses: list, ours: Estimate) -> Verdict:
         v = compare_direction(quantity, claim, ours)
-        return _judge(v, s.degenerate(ours, uses))
+        return judge_degenerate(v, s.degenerate(ours, uses))
 
     real_gap, mst_gap = s.gap("real", acc), s.gap("mst", acc)
     overall = [("real", "overall", acc), ("mst", "overall", acc)]
@@ -504,7 +523,7 @@ def table1_text_verdicts(
             f"“exacerbated”: {pct('mst', 'white-black', 'accuracy_gap_pct'):g} "
             f"against {pct('real', 'white-black', 'accuracy_gap_pct'):g} points",
             both,
-            _gap_of_gaps(mst_gap, real_gap),
+            gap_of_gaps(mst_gap, real_gap),
         ),
         direction(
             "FSQ-Bal's overall accuracy above MST's",
@@ -513,7 +532,7 @@ def table1_text_verdicts(
             bal,
             s.diff(*bal),
         ),
-        _judge(equal, s.degenerate(fnr_gap, bal_fnr)),
+        judge_degenerate(equal, s.degenerate(fnr_gap, bal_fnr)),
     ]
     for group in ("overall", "white", "black"):
         uses = [("real", group, "fnr"), ("fsq_bal", group, "fnr")]
@@ -631,13 +650,13 @@ def fnr_controls(
         )
     out = {}
     for k in powers:
-        s = _Side(table, dataset, budget_of(table, dataset=dataset, power=k))
+        s = MetricCell(table, dataset, budget_of(table, dataset=dataset, power=k))
         verdicts = []
         for lower, higher, role in FNR_CONTROLS:
             uses = [(higher, group, "fnr"), (lower, group, "fnr")]
             d = s.diff(*uses)
             verdicts.append(
-                _judge(
+                judge_degenerate(
                     compare_direction(
                         f"{METHOD_LABELS[lower]}'s {group} FNR below "
                         f"{METHOD_LABELS[higher]}'s",

@@ -212,6 +212,10 @@ class Stratified:
             return 0.0
         return max(s.rho_spent for s in self.synthesizers_.values())
 
+    def _row_counts(self, n: int) -> np.ndarray:
+        """The rows each stratum samples: ``n * w_i``, by largest remainder."""
+        return largest_remainder(n, self.weights_)
+
     def sample(self, n: int, *, rng: np.random.Generator) -> pd.DataFrame:
         """Return ``n`` rows: ``n * w_i`` (largest remainder) from stratum ``i``."""
         if self.synthesizers_ is None:
@@ -220,7 +224,7 @@ class Stratified:
             )
         n = check_int(n, "n", minimum=1)
         rng = check_rng(rng)
-        counts = largest_remainder(n, self.weights_)
+        counts = self._row_counts(n)
         parts = []
         for stratum, m, child in zip(
             self.strata_, counts, rng.spawn(len(self.strata_)), strict=True

@@ -1,0 +1,252 @@
+"""The causes of the gap to the stratification authors' synthesis results, one by one.
+
+Experiment ``strat_synth`` switches one difference of the authors' code on alone with
+its ``cause`` setting (:data:`dpnotes.experiments.strat_synth.CAUSES`), or moves to
+larger budgets (``epsilons``). Each cause run covers a few cells of the grid; this
+module sets each beside our own run on the *same* cells and counts, per synthesizer,
+the comparisons in which stratifying by a grouping lowers the parity error over that
+grouping, scored the authors' way (``mean_parity_error_authors``), as the authors' own
+stored results count them (26 of 54: MST 1, AIM 9, GEM 16 of 18).
+
+A cause run replaces the cells it computed and keeps ours for the rest of its blocks
+(:func:`with_cause`): ``recode_vanilla`` recomputes only the vanilla cells, which the
+authors' evaluation re-codes, and compares them with our stratified ones, as the
+authors' code does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from dpnotes import paper_numbers
+from dpnotes.findings.synthesis import (
+    GROUPINGS,
+    SYNTHESIZERS,
+    TABLE_COLUMNS,
+    WinTally,
+    compare_metric,
+    win_tally,
+)
+from dpnotes.validation import check_columns
+
+__all__ = [
+    "CAUSE_LABELS",
+    "CauseRow",
+    "cause_rows",
+    "cause_table",
+    "completion_order_shift",
+    "with_cause",
+]
+
+#: How the cause table names each setting.
+CAUSE_LABELS: dict[str, str] = {
+    "none": "ours",
+    "scale": "ε = 10, 20, 50 (scale)",
+    "data_domains": "per-stratum domains from the data (not private)",
+    "authors_gem": "the authors' GEM settings",
+    "aim_2way": "AIM on 2-way marginals",
+    "recode_vanilla": "vanilla samples re-coded (the authors' evaluation)",
+    "completion_order": "stratum counts permuted (the ordering slip; not private)",
+}
+
+_BLOCK = ["dataset", "synthesizer", "epsilon", "seed"]
+_CELL = [*_BLOCK, "strata"]
+METRIC = "mean_parity_error_authors"
+
+
+def with_cause(baseline: pd.DataFrame, cause: pd.DataFrame) -> pd.DataFrame:
+    """Return our run on the cause run's blocks, its cells replaced by the cause's.
+
+    A block is a data set, synthesizer, ε and seed; its cells are the
+    stratifications. Blocks the baseline does not have (larger budgets) are the
+    cause run's alone.
+
+    Raises:
+        ValueError: If a column is missing or the cause run is empty.
+    """
+    for name, frame in (("baseline", baseline), ("cause", cause)):
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"{name} must be a DataFrame, got {type(frame).__name__}.")
+        check_columns(frame, TABLE_COLUMNS, name)
+    if cause.empty:
+        raise ValueError("the cause run has no rows yet: nothing to compare.")
+    blocks = cause[_BLOCK].drop_duplicates()
+    ours = baseline.merge(blocks, on=_BLOCK)
+    done = cause[_CELL].drop_duplicates()
+    kept = ours.merge(done, on=_CELL, how="left", indicator=True)
+    kept = kept[kept["_merge"] == "left_only"].drop(columns="_merge")
+    return pd.concat([kept, cause], ignore_index=True)
+
+
+def _own_grouping_tally(tab: pd.DataFrame) -> dict[str, WinTally]:
+    """Per synthesizer: stratifying by each grouping against none, over it."""
+    compared = [
+        compare_metric(tab, METRIC, g)
+        for g in GROUPINGS
+        if {g, "vanilla"} <= set(tab.strata)
+    ]
+    if not compared:
+        return {}
+    return win_tally(pd.concat(compared), by="synthesizer")
+
+
+@dataclass(frozen=True)
+class CauseRow:
+    """One cause and synthesizer: stratifying's wins with the cause and without.
+
+    Attributes:
+        cause: A key of :data:`CAUSE_LABELS`.
+        synthesizer: MST, AIM or GEM.
+        with_cause: The tally on the cause run's cells.
+        ours: Our tally on the same cells (None where we have no such cells).
+        authors: The authors' stored tally over their 18 comparisons.
+        seeds: The seeds compared.
+        epsilons: The budgets compared.
+    """
+
+    cause: str
+    synthesizer: str
+    with_cause: WinTally
+    ours: WinTally | None
+    authors: int
+    seeds: tuple[int, ...]
+    epsilons: tuple[float, ...]
+
+    @property
+    def moved(self) -> int | None:
+        """Wins gained with the cause (negative: lost), or None without ours."""
+        return None if self.ours is None else self.with_cause.wins - self.ours.wins
+
+
+def _authors_wins() -> dict[str, int]:
+    wins = paper_numbers.STRAT_AUTHORS["fig5-all"].values
+    return dict(zip(SYNTHESIZERS, wins[1:], strict=True))
+
+
+def cause_rows(
+    baseline: pd.DataFrame, causes: Mapping[str, pd.DataFrame]
+) -> list[CauseRow]:
+    """Tally every cause run beside ours on the same cells, per synthesizer.
+
+    Args:
+        baseline: Our strat_synth run scored the authors' way (``parity=authors``).
+        causes: From a key of :data:`CAUSE_LABELS` to its run (partial runs are
+            fine: only blocks with vanilla and a stratification count).
+
+    Returns:
+        One :class:`CauseRow` per cause and synthesizer, in the order given.
+
+    Raises:
+        ValueError: For an unknown cause, a run without the authors' parity rows,
+            or a missing column.
+    """
+    unknown = [c for c in causes if c not in CAUSE_LABELS]
+    if unknown:
+        raise ValueError(
+            f"unknown causes {unknown}; choose from {sorted(CAUSE_LABELS)}."
+        )
+    authors = _authors_wins()
+    out = []
+    for cause, run in causes.items():
+        if not (run["metric"] == METRIC).any():
+            raise ValueError(
+                f"the {cause!r} run has no {METRIC!r} rows; run it with "
+                "--set parity=authors."
+            )
+        tab = with_cause(baseline, run)
+        mine = _own_grouping_tally(tab)
+        ours_tab = baseline.merge(run[_BLOCK].drop_duplicates(), on=_BLOCK)
+        ours = _own_grouping_tally(ours_tab) if not ours_tab.empty else {}
+        for syn, tally in mine.items():
+            cells = tab[tab.synthesizer == syn]
+            out.append(
+                CauseRow(
+                    cause=cause,
+                    synthesizer=syn,
+                    with_cause=tally,
+                    ours=ours.get(syn),
+                    authors=authors[syn],
+                    seeds=tuple(sorted(int(s) for s in cells.seed.unique())),
+                    epsilons=tuple(sorted(float(e) for e in cells.epsilon.unique())),
+                )
+            )
+    return out
+
+
+def _tally_cell(t: WinTally | None) -> str:
+    if t is None:
+        return "—"
+    if t.clear_wins or t.clear_losses or t.total > t.undecided:
+        return f"{t} ({t.clear_wins} / {t.clear_losses} beyond doubt)"
+    return str(t)
+
+
+def cause_table(rows: Iterable[CauseRow]) -> pd.DataFrame:
+    """The cause table: per cause and synthesizer, stratifying's wins with the cause
+    and in our run on the same cells, beside the authors' stored wins.
+
+    A tally reads "wins of comparisons"; where two or more seeds pair a comparison,
+    the brackets count those whose 95% interval lies wholly on stratifying's side
+    and wholly on the other. With one seed no comparison has an interval, and the
+    change is a count, not a verdict.
+    """
+    records = []
+    for r in rows:
+        seeds = ", ".join(map(str, r.seeds))
+        records.append(
+            {
+                "setting": CAUSE_LABELS[r.cause],
+                "synthesizer": r.synthesizer,
+                "ε": ", ".join(f"{e:g}" for e in r.epsilons),
+                "seeds": seeds,
+                "with the setting": _tally_cell(r.with_cause),
+                "ours, same cells": _tally_cell(r.ours),
+                "change": "—" if r.moved is None else f"{r.moved:+d}",
+                "authors (of 18)": str(r.authors),
+            }
+        )
+    return pd.DataFrame(records)
+
+
+def completion_order_shift(
+    records: pd.DataFrame, by: Iterable[str], *, smallest: float = 0.001
+) -> float:
+    """How far the authors' ordering slip moves the strata's row counts.
+
+    The authors number the strata by first appearance in the records, keep those
+    above ``smallest`` of the records, give each ``n * size / total`` rows, and
+    sample stratum ``i``'s count from the ``i``-th model to complete; completion is
+    emulated as increasing stratum size
+    (:func:`~dpnotes.synth.authors.completion_order_counts`).
+
+    Returns:
+        The total variation distance between the strata's intended shares and the
+        shares they get (0: nothing moves; 1: all rows in other strata).
+
+    Raises:
+        ValueError: If a column of ``by`` is missing or there are no records.
+    """
+    from dpnotes.synth.authors import completion_order_counts
+
+    by = list(by)
+    missing = [a for a in by if a not in records.columns]
+    if missing:
+        raise ValueError(f"records lack the columns {missing}.")
+    if records.empty:
+        raise ValueError("records is empty.")
+    first = records[by].drop_duplicates()
+    sizes = (
+        records.groupby(by, sort=False)
+        .size()
+        .reindex(
+            pd.MultiIndex.from_frame(first) if len(by) > 1 else first[by[0]].to_numpy()
+        )
+    )
+    sizes = sizes[sizes > smallest * len(records)].to_numpy()
+    moved = completion_order_counts(sizes, sizes)
+    share, got = sizes / sizes.sum(), moved / moved.sum()
+    return float(0.5 * np.abs(share - got).sum())

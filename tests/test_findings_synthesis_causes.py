@@ -1,0 +1,101 @@
+"""The cause table of the stratified-synthesis chapter (findings.synthesis_causes)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+import pytest
+
+from dpnotes.findings import synthesis_causes as sc
+
+METRIC = sc.METRIC
+
+
+def _run(values: dict[tuple[str, str, float, int], float]) -> pd.DataFrame:
+    """A strat_synth table of the authors' parity over each cell's own grouping:
+    ``{(synthesizer, strata, epsilon, seed): value}``; a vanilla cell is scored
+    over every grouping with the same value."""
+    rows = []
+    for (syn, strata, eps, seed), v in values.items():
+        groupings = sc.GROUPINGS if strata == "vanilla" else (strata,)
+        for g in groupings:
+            rows.append(
+                {
+                    "dataset": "NY-sample",
+                    "synthesizer": syn,
+                    "strata": strata,
+                    "epsilon": eps,
+                    "seed": seed,
+                    "metric": METRIC,
+                    "grouping": g,
+                    "group": "all",
+                    "value": v,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _ours() -> pd.DataFrame:
+    # Vanilla 1.0 everywhere; stratified 2.0 (stratifying loses) at both budgets.
+    cells = {}
+    for eps, seed in itertools.product((0.1, 1.0), (0, 1)):
+        cells[("MST", "vanilla", eps, seed)] = 1.0
+        for g in sc.GROUPINGS:
+            cells[("MST", g, eps, seed)] = 2.0 + 0.1 * seed
+    return _run(cells)
+
+
+def test_with_cause_replaces_only_the_cells_the_cause_computed():
+    cause = _run({("MST", "vanilla", 1.0, 0): 5.0})
+    tab = sc.with_cause(_ours(), cause)
+    # One block (ε = 1, seed 0): the cause's vanilla cell and our three stratified.
+    assert set(tab[["epsilon", "seed"]].itertuples(index=False)) == {(1.0, 0)}
+    vanilla = tab[(tab.strata == "vanilla") & (tab.grouping == "SEX")]
+    assert vanilla["value"].tolist() == [5.0]
+    assert sorted(set(tab.strata)) == sorted({"vanilla", *sc.GROUPINGS})
+    with pytest.raises(ValueError, match="no rows yet"):
+        sc.with_cause(_ours(), cause.iloc[:0])
+
+
+def test_cause_rows_count_wins_with_and_without_the_cause():
+    # Vanilla re-coded much worse at ε = 1 in both seeds: stratifying wins there.
+    cause = _run({("MST", "vanilla", 1.0, s): 9.0 for s in (0, 1)})
+    (row,) = sc.cause_rows(_ours(), {"recode_vanilla": cause})
+    assert (row.with_cause.wins, row.with_cause.total) == (3, 3)
+    assert (row.ours.wins, row.ours.total) == (0, 3)
+    assert row.moved == 3 and row.seeds == (0, 1) and row.epsilons == (1.0,)
+    assert row.with_cause.clear_wins == 3
+    assert row.authors == 1  # the authors' MST: 1 of 18
+    table = sc.cause_table([row])
+    assert table.loc[0, "with the setting"] == "3 of 3 (3 / 0 beyond doubt)"
+    assert table.loc[0, "change"] == "+3"
+
+
+def test_a_scale_run_has_no_cells_of_ours():
+    cause = _run({("MST", s, 10.0, 0): v for s, v in [("vanilla", 1.0), ("SEX", 0.5)]})
+    (row,) = sc.cause_rows(_ours(), {"scale": cause})
+    assert row.ours is None and row.moved is None
+    assert str(row.with_cause) == "1 of 1"
+    assert sc.cause_table([row]).loc[0, "ours, same cells"] == "—"
+
+
+def test_cause_rows_refuse_unknown_causes_and_runs_without_the_authors_parity():
+    with pytest.raises(ValueError, match="unknown causes"):
+        sc.cause_rows(_ours(), {"bogus": _ours()})
+    other = _ours().assign(metric="mean_parity_error")
+    with pytest.raises(ValueError, match="--set parity=authors"):
+        sc.cause_rows(_ours(), {"aim_2way": other})
+
+
+def test_completion_order_shift():
+    # First appearance: the large stratum first; it then gets the small count.
+    records = pd.DataFrame({"S": [0] * 90 + [1] * 10})
+    assert sc.completion_order_shift(records, ["S"]) == pytest.approx(0.8)
+    # Already in increasing size: nothing moves.
+    assert sc.completion_order_shift(records.iloc[::-1], ["S"]) == 0.0
+    # A stratum below the threshold is dropped before the counts are dealt.
+    tiny = pd.concat([records, pd.DataFrame({"S": [2]})], ignore_index=True)
+    assert sc.completion_order_shift(tiny, ["S"], smallest=0.05) == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="lack the columns"):
+        sc.completion_order_shift(records, ["R"])
