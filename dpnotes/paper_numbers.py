@@ -1123,6 +1123,13 @@ STRAT_AUTHORS: Mapping[str, AuthorsNumber] = {
         "error of all variants",
         (5, 6),
     ),
+    "gem-vanilla-sex-parity": AuthorsNumber(
+        "gem_mst_performance.pkl",
+        "vanilla GEM's parity error over sex, summed over the variables as "
+        "plots_for_synths.ipynb sums it, mean of the 5 seeds, at epsilon 0.01, 0.05, "
+        "0.1, 0.5, 1, 5",
+        (0.434, 0.393, 0.353, 0.343, 0.370, 0.409),
+    ),
 }
 
 

@@ -99,3 +99,34 @@ def test_completion_order_shift():
     assert sc.completion_order_shift(tiny, ["S"], smallest=0.05) == pytest.approx(0.8)
     with pytest.raises(ValueError, match="lack the columns"):
         sc.completion_order_shift(records, ["R"])
+
+
+def test_cause_profiles_are_the_lab_s_derived_names_and_valid_settings():
+    from dpnotes.lab import derived_profile, get_experiment
+
+    experiment = get_experiment("strat_synth")
+    for cause, settings in sc.CAUSE_RUNS.items():
+        assert sc.cause_profile(cause) == derived_profile("paper", settings)
+        assert experiment.cells(sc.cause_profile(cause))  # the cause fits its grid
+    with pytest.raises(ValueError, match="unknown cause"):
+        sc.cause_profile("bogus")
+
+
+def test_cause_section_texts_say_what_moved_and_what_is_left():
+    recoded = _run({("MST", "vanilla", 1.0, s): 9.0 for s in (0, 1)})
+    records = pd.DataFrame({"SEX": [1, 1, 0], "RAC1P": [0, 0, 1]})
+    section = sc.cause_section(
+        _ours(), {"recode_vanilla": recoded, "aim_2way": None}, records=records
+    )
+    assert len(section.table) == 1
+    assert section.texts["causes-moved"].endswith("MST +3 of 3")
+    assert section.texts["causes-largest"].startswith(sc.CAUSE_LABELS["recode_vanilla"])
+    assert "--set cause=aim_2way" in section.texts["causes-pending"]
+    # A cause that moves nothing is not called the largest.
+    same = _run({("MST", "vanilla", 1.0, s): 1.0 for s in (0, 1)})
+    flat = sc.cause_section(_ours(), {"recode_vanilla": same}, records=records)
+    assert flat.texts["causes-largest"].startswith("none of the settings")
+    with pytest.raises(ValueError, match="no cause run"):
+        sc.cause_section(_ours(), {"aim_2way": None}, records=records)
+    assert section.texts["causes-slip-sex"] == "0.33"
+    assert section.texts["causes-gem-vanilla"].startswith("0.43 at ε = 0.01")

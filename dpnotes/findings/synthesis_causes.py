@@ -35,8 +35,12 @@ from dpnotes.validation import check_columns
 
 __all__ = [
     "CAUSE_LABELS",
+    "CAUSE_RUNS",
     "CauseRow",
+    "CauseSection",
+    "cause_profile",
     "cause_rows",
+    "cause_section",
     "cause_table",
     "completion_order_shift",
     "with_cause",
@@ -52,6 +56,56 @@ CAUSE_LABELS: dict[str, str] = {
     "recode_vanilla": "vanilla samples re-coded (the authors' evaluation)",
     "completion_order": "stratum counts permuted (the ordering slip; not private)",
 }
+
+_COMMON = {"datasets": "NY-sample", "parity": "authors"}
+
+#: The settings of each cause run the chapter reads (derived profiles of ``paper``:
+#: ``python -m dpnotes run strat_synth --profile paper --set KEY=VALUE ...``), in the
+#: order they are run: the cheapest first, seed 0 before seed 1.
+CAUSE_RUNS: dict[str, dict[str, str]] = {
+    "recode_vanilla": {
+        **_COMMON,
+        "cause": "recode_vanilla",
+        "synthesizers": "MST+AIM",
+        "stratifications": "vanilla",
+        "seeds": "0+1",
+    },
+    "aim_2way": {**_COMMON, "cause": "aim_2way", "synthesizers": "AIM", "seeds": "0"},
+    "completion_order": {
+        **_COMMON,
+        "cause": "completion_order",
+        "synthesizers": "MST+AIM",
+        "stratifications": "SEX+RAC1P+SEX_RAC1P",
+        "seeds": "0",
+    },
+    "authors_gem": {
+        **_COMMON,
+        "cause": "authors_gem",
+        "synthesizers": "GEM",
+        "seeds": "0",
+        "epsilons": "0.1+1+5",
+    },
+    "data_domains": {
+        **_COMMON,
+        "cause": "data_domains",
+        "seeds": "0",
+        "epsilons": "0.1+1+5",
+    },
+    "scale": {**_COMMON, "seeds": "0", "epsilons": "10+20+50"},
+}
+
+
+def cause_profile(cause: str) -> str:
+    """The derived profile name of a cause run (:data:`CAUSE_RUNS`).
+
+    >>> cause_profile("aim_2way")
+    'paper@cause=aim_2way,datasets=NY-sample,parity=authors,seeds=0,synthesizers=AIM'
+    """
+    if cause not in CAUSE_RUNS:
+        raise ValueError(f"unknown cause {cause!r}; choose from {list(CAUSE_RUNS)}.")
+    settings = CAUSE_RUNS[cause]
+    return "paper@" + ",".join(f"{k}={settings[k]}" for k in sorted(settings))
+
 
 _BLOCK = ["dataset", "synthesizer", "epsilon", "seed"]
 _CELL = [*_BLOCK, "strata"]
@@ -250,3 +304,104 @@ def completion_order_shift(
     moved = completion_order_counts(sizes, sizes)
     share, got = sizes / sizes.sum(), moved / moved.sum()
     return float(0.5 * np.abs(share - got).sum())
+
+
+def _gem_vanilla_text() -> str:
+    """The authors' vanilla GEM's parity error over sex, smallest to largest budget."""
+    v = paper_numbers.STRAT_AUTHORS["gem-vanilla-sex-parity"].values
+    return (
+        f"{v[0]:.2f} at ε = 0.01 and {v[-1]:.2f} at ε = 5 "
+        f"({min(v):.2f}–{max(v):.2f} over the six budgets)"
+    )
+
+
+def _run_command(cause: str) -> str:
+    settings = CAUSE_RUNS[cause]
+    sets = " ".join(f"--set {k}={v}" for k, v in settings.items())
+    return f"`python -m dpnotes run strat_synth --profile paper {sets}`"
+
+
+@dataclass(frozen=True)
+class CauseSection:
+    """What the chapter shows of the cause runs.
+
+    Attributes:
+        rows: Every cause and synthesizer run so far (:func:`cause_rows`).
+        table: :func:`cause_table` of them.
+        texts: Glue texts: ``causes-done`` (the causes run), ``causes-pending`` (those
+            not yet run, with their commands), ``causes-moved`` (per cause, the wins
+            it moves, by synthesizer), ``causes-largest`` (the cause that moves the
+            most wins, or that none does), ``causes-gem-vanilla`` (the authors'
+            vanilla GEM's parity over sex), ``causes-slip-*`` (the ordering slip's
+            shift of the strata's shares).
+    """
+
+    rows: list[CauseRow]
+    table: pd.DataFrame
+    texts: dict[str, str]
+
+
+def cause_section(
+    baseline: pd.DataFrame,
+    runs: Mapping[str, pd.DataFrame | None],
+    *,
+    records: pd.DataFrame,
+) -> CauseSection:
+    """Build the cause table and its texts from the runs stored so far.
+
+    Args:
+        baseline: Our authors'-convention run (``strat_synth``, ``parity=authors``).
+        runs: From each key of :data:`CAUSE_RUNS` to its stored table, or None where
+            it is not stored yet.
+        records: The records whose strata the ordering slip is measured on
+            (:func:`completion_order_shift`; texts ``causes-slip-sex``,
+            ``causes-slip-race``, ``causes-slip-sex-race``).
+
+    Raises:
+        ValueError: As :func:`cause_rows`, or if no run is stored.
+    """
+    done = {c: t for c, t in runs.items() if t is not None and not t.empty}
+    if not done:
+        raise ValueError("no cause run is stored yet: nothing to show.")
+    rows = cause_rows(baseline, done)
+    pending = [c for c in CAUSE_RUNS if c not in done]
+    moved = []
+    for cause in done:
+        mine = [r for r in rows if r.cause == cause]
+        parts = [
+            f"{r.synthesizer} {r.moved:+d} of {r.with_cause.total}"
+            for r in mine
+            if r.moved is not None
+        ]
+        if parts:
+            moved.append(f"{CAUSE_LABELS[cause]}: {', '.join(parts)}")
+    gains = {
+        c: sum(r.moved for r in rows if r.cause == c and r.moved is not None)
+        for c in done
+        if c != "scale"
+    }
+    best = max(gains, key=lambda c: gains[c], default=None)
+    largest = (
+        f"{CAUSE_LABELS[best]} ({gains[best]:+d} wins over its synthesizers)"
+        if best is not None and gains[best] > 0
+        else "none of the settings run so far (none gains stratifying a win)"
+    )
+    texts = {
+        "causes-done": "; ".join(CAUSE_LABELS[c] for c in done),
+        "causes-pending": (
+            "every cause setting is run"
+            if not pending
+            else "still to run: "
+            + "; ".join(f"{CAUSE_LABELS[c]} ({_run_command(c)})" for c in pending)
+        ),
+        "causes-moved": "; ".join(moved) if moved else "no cell of ours to compare",
+        "causes-largest": largest,
+        "causes-gem-vanilla": _gem_vanilla_text(),
+    }
+    for key, by in {
+        "sex": ["SEX"],
+        "race": ["RAC1P"],
+        "sex-race": ["SEX", "RAC1P"],
+    }.items():
+        texts[f"causes-slip-{key}"] = f"{completion_order_shift(records, by):.2f}"
+    return CauseSection(rows, cause_table(rows), texts)
