@@ -29,6 +29,7 @@ __all__ = [
     "decimals_for",
     "e_to_the",
     "fmt",
+    "is_number_text",
     "markdown_table",
     "match_groups_by_size",
     "mean_sd",
@@ -298,6 +299,24 @@ def seeds_caption(data: str, profile: str, seeds: Iterable[int]) -> str:
 # ------------------------------------------------------------------------------ tables
 
 
+#: The characters of a written number besides its digits.
+_NUMBER_SIGNS = frozenset(".,±+-−–%()[]/×≈<>=\u00a0")
+
+
+def is_number_text(text: str) -> bool:
+    """Whether ``text`` is a written number or a few: digits and the signs of numbers
+    make at least 60% of its characters other than spaces.
+
+    >>> is_number_text("0.52 ± 0.01 [0.50, 0.54]"), is_number_text("ε = 1: none")
+    (True, False)
+    """
+    core = "".join(str(text).split())
+    if not any(c.isdigit() for c in core):
+        return False
+    signs = sum(c.isdigit() or c in _NUMBER_SIGNS for c in core)
+    return signs >= 0.6 * len(core)
+
+
 def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> str:
     """Render a small DataFrame as a Markdown table (for ``display(Markdown(...))``).
 
@@ -305,7 +324,10 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
     better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
     font; pipes in cell text are escaped; the space after a ``±`` becomes a no-break
     space, so that a narrow column breaks a mean and its spread before the ``±``
-    rather than leaving it at the end of a line.
+    rather than leaving it at the end of a line; and in a number cell
+    (:func:`is_number_text`: ``0.52 ± 0.01 [0.50, 0.54]``) every space is a no-break
+    space, so that a result is never split over lines (a table too wide for the
+    column then scrolls sideways instead).
 
     Args:
         frame: The table; its index is not shown (``reset_index()`` first to show it).
@@ -328,6 +350,8 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
         text = "" if value is None else str(value)
         text = text.replace("|", "\\|").replace("\n", " ")
         text = text.replace(" ± ", " ±\u00a0")
+        if is_number_text(text):
+            text = text.replace(" ", "\u00a0")
         return f"`{text}`" if column in code and text else text
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"

@@ -98,6 +98,13 @@ MIN_HEIGHT = 900
 MAX_SHOT_HEIGHT = 16000
 # A figure image may show this many CSS pixels off the width plotting assumes.
 WIDTH_TOLERANCE_PX = 4.0
+# Page length, in screens of MIN_HEIGHT at WIDTH. A chapter over SCREENS_WARN screens
+# reads as a long report: split it into sub-pages. Over SCREENS_MAX it fails: no
+# page may grow past the longest chapter the book has today while the long ones are
+# being split. The API reference (reference material, read by search) is exempt.
+SCREENS_WARN = 15
+SCREENS_MAX = 42
+SCREENS_EXEMPT = ("book/api/",)
 PLOTTING_MODULE = Path(__file__).resolve().parents[1] / "dpnotes" / "plotting.py"
 SITE_PREFIX = "/site/"  # Served under a sub-path to catch root-absolute URLs.
 EXCEPTION_LINE = re.compile(
@@ -1072,6 +1079,34 @@ LAYOUT_JS = r"""
     if (found) listings.push({...found, width: r1(pre.scrollWidth), where: where(pre),
                               text: text});
   }
+  // Number cells (most of the text digits and signs) whose text runs over more than
+  // one line: a result split across lines ("0.52" above "± 0.01") reads as two.
+  const wraps = [];
+  for (const cell of article.querySelectorAll('td, th')) {
+    const text = (cell.innerText || '').trim();
+    // A number cell: digits and the signs of numbers make most of its text.
+    const core = text.replace(/\s/g, '');
+    const signs = (core.match(/[\d.,±+\-−–%()\[\]\/×≈<>=]/g) || []).length;
+    if (!/\d/.test(core) || signs < 0.6 * core.length || !shown(cell)) continue;
+    // The line boxes of the cell's text (not of its elements), merged when their
+    // middles lie within half a line of each other.
+    const mids = [];
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (r.width > 0 && r.height > 0) mids.push([(r.top + r.bottom) / 2, r.height]);
+      }
+    }
+    mids.sort((a, b) => a[0] - b[0]);
+    let lines = 0, last = -Infinity;
+    for (const [mid, h] of mids) {
+      if (mid - last > h / 2) { lines += 1; last = mid; }
+    }
+    if (lines > 1) wraps.push({where: where(cell), text: text.slice(0, 60), lines});
+  }
   const images = [];
   for (const img of article.querySelectorAll('img')) {
     if (!shown(img) || !img.closest('figure, .cell_output, .output')) continue;
@@ -1082,11 +1117,32 @@ LAYOUT_JS = r"""
     images.push({src: img.getAttribute('src') || '', natural: img.naturalWidth,
                  shown: r1(img.getBoundingClientRect().width), where: where(img)});
   }
-  return {column: r1(column), figure: r1(figure), tables, listings, images,
+  return {column: r1(column), figure: r1(figure), tables, listings, images, wraps,
           height: Math.max(document.documentElement.scrollHeight,
                            document.body ? document.body.scrollHeight : 0)};
 })()
 """
+
+
+def check_length(page: str, height: float) -> Findings:
+    """Judge a page's length: a warning over :data:`SCREENS_WARN` screens, an error
+    over :data:`SCREENS_MAX` (pages under :data:`SCREENS_EXEMPT` are not judged)."""
+    found = Findings()
+    if any(page.startswith(prefix) for prefix in SCREENS_EXEMPT):
+        return found
+    screens = height / MIN_HEIGHT
+    what = (
+        f"page is {screens:.0f} screens long ({height:.0f} px at {WIDTH} x "
+        f"{MIN_HEIGHT} px)"
+    )
+    if screens > SCREENS_MAX:
+        found.errors.append(f"{what}, over the limit of {SCREENS_MAX}: split it")
+    elif screens > SCREENS_WARN:
+        found.warnings.append(
+            f"{what}: over {SCREENS_WARN}, it reads as a long report; split it into "
+            "sub-pages"
+        )
+    return found
 
 
 def check_layout(
@@ -1094,7 +1150,8 @@ def check_layout(
 ) -> Findings:
     """Judge what :data:`LAYOUT_JS` measured on a page.
 
-    Errors: a table that is cut off or spills out of the text column, a code
+    Errors: a table that is cut off or spills out of the text column, a table
+    cell whose number wraps over lines, a code
     listing that is cut off, a page with figure images whose figure column is not
     ``page_width_px`` wide, and a figure image that does not fill that column (or
     show at its own size, when narrower). A table or listing that scrolls sideways
@@ -1140,6 +1197,15 @@ def check_layout(
             f"{len(scrolling)} code listing(s) scroll sideways; the widest hides "
             f"{widest['hidden']:.0f} px: “{widest['text']}”"
             + (f" at {widest['where']}" if widest.get("where") else "")
+        )
+    wraps = layout.get("wraps", [])
+    if wraps:
+        first = wraps[0]
+        at = f" at {first['where']}" if first.get("where") else ""
+        found.errors.append(
+            f"{len(wraps)} table cell(s) holding a number wrap over lines, e.g. "
+            f"“{first['text']}”{at} ({first['lines']} lines): give the table fewer "
+            "columns, shorter headers or a wider layout"
         )
     images = layout.get("images", [])
     column = layout.get("figure")
@@ -1460,6 +1526,7 @@ def check_site(
                         findings.extend(
                             check_layout(info["layout"], page_width_px=page_width_px)
                         )
+                        findings.extend(check_length(rel, info["height"]))
                         result.screenshots = info["screenshots"]
                         result.height = info["height"]
                         result.layout = info["layout"]

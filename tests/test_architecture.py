@@ -31,6 +31,7 @@ _LAYERS = {
     "validation": 0,
     "rng": 0,
     "paths": 0,
+    "calibration": 1,
     "accounting": 1,
     "mechanisms": 1,
     "bounds": 1,

@@ -501,6 +501,17 @@ def test_check_layout_tables_and_listings() -> None:
     assert "hides 80 px" in found.warnings[1]
 
 
+def test_check_length_warns_then_fails_and_spares_the_api() -> None:
+    screen = cs.MIN_HEIGHT
+    assert cs.check_length("book/x.html", 10 * screen).warnings == []
+    long = cs.check_length("book/x.html", (cs.SCREENS_WARN + 1) * screen)
+    assert long.errors == [] and "split it into sub-pages" in long.warnings[0]
+    too_long = cs.check_length("book/x.html", (cs.SCREENS_MAX + 1) * screen)
+    assert "over the limit" in too_long.errors[0]
+    api = cs.check_length("book/api/findings.html", 300 * screen)
+    assert api.errors == api.warnings == []
+
+
 def test_check_layout_figure_widths() -> None:
     wide = {"src": "a.png", "natural": 1200, "shown": 672.0}
     narrow = {"src": "b.png", "natural": 500, "shown": 500.0}
@@ -547,7 +558,8 @@ WIDE_CELLS = "".join(f"<td>{'word' * 12}{i}</td>" for i in range(6))
 def layout_page(body: str) -> str:
     # A 400 px text column; figures get the column less 2 x 8 px of padding.
     return (
-        "<!DOCTYPE html><html><head><style>body{margin:0;font:16px sans-serif}"
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+        "body{margin:0;font:16px sans-serif}"
         "article{width:400px;padding:0 20px}figure{margin:0;padding:0 8px}"
         "img{max-width:100%;height:auto}pre{margin:0}</style></head>"
         f'<body><main><article class="bd-article"><section id="s">{body}'
@@ -572,6 +584,13 @@ LAYOUT_PAGES = {
     'alt="half"></figure>',
     "tall.html": '<div style="height:2500px;background:linear-gradient(red,blue)">'
     "</div>",
+    # A 60 px column: the number breaks over lines; the text cell may.
+    "wrapped_number.html": '<table><tr><td style="width:60px">0.52 ± 0.01 '
+    '[0.50, 0.54]</td><td style="width:60px">a long label of words</td></tr>'
+    "</table>",
+    "unbroken_number.html": '<div style="overflow-x:auto"><table><tr>'
+    '<td style="width:60px;white-space:nowrap">0.52 ± 0.01 [0.50, 0.54]</td>'
+    "</tr></table></div>",
 }
 
 
@@ -651,6 +670,14 @@ def test_scrolling_and_wrapped_listings_pass(layout_site) -> None:
     assert "1 code listing(s) scroll sideways" in scrolling.warnings[0]
     wrapped = judged(layout_site, "wrapped_pre.html")
     assert wrapped.errors == wrapped.warnings == []
+
+
+def test_a_number_wrapped_in_a_table_cell_fails(layout_site) -> None:
+    errors = judged(layout_site, "wrapped_number.html").errors
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("1 table cell(s) holding a number wrap over lines")
+    assert "0.52 ± 0.01" in errors[0]
+    assert judged(layout_site, "unbroken_number.html").errors == []
 
 
 def test_figure_widths_in_the_browser(layout_site) -> None:

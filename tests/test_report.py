@@ -118,8 +118,14 @@ def test_markdown_table_escapes_and_formats():
     assert lines[0] == "| file | rows |"
     assert lines[1] == "|---|---|"
     assert lines[2] == "| `a\\|b.csv` | 3 |"
-    spread = report.markdown_table(pd.DataFrame({"acc": ["0.784 ± 0.002"]}))
-    assert spread.splitlines()[2] == "| 0.784 ±\u00a00.002 |", "no line ends in ±"
+    spread = report.markdown_table(
+        pd.DataFrame({"acc": ["0.784 ± 0.002 [0.78, 0.79]", "SQ ± MST"]})
+    )
+    # A number cell never breaks; a text cell breaks before a ±, never after it.
+    assert (
+        spread.splitlines()[2] == "| 0.784\u00a0±\u00a00.002\u00a0[0.78,\u00a00.79] |"
+    )
+    assert spread.splitlines()[3] == "| SQ ±\u00a0MST |", "no line ends in ±"
     with pytest.raises(TypeError, match=r"pd\.DataFrame"):
         report.markdown_table([{"a": 1}])
 
