@@ -70,6 +70,24 @@ Mechanism = Callable[[Any, int, np.random.Generator], np.ndarray]
 MechanismFamily = Callable[[float], Mechanism]
 
 
+
+def _as_claim(claimed_epsilon: object) -> float:
+    """The claimed epsilon as a float at least 0 (inf: no claim to refute)."""
+    if isinstance(claimed_epsilon, bool) or not isinstance(
+        claimed_epsilon, (int, float, np.integer, np.floating)
+    ):
+        raise ValueError(
+            "claimed_epsilon must be the epsilon the mechanism claims, a number at "
+            f"least 0; got {claimed_epsilon!r}."
+        )
+    claimed = float(claimed_epsilon)
+    if math.isnan(claimed) or claimed < 0:
+        raise ValueError(
+            "claimed_epsilon must be the epsilon the mechanism claims, a number at "
+            f"least 0; got {claimed_epsilon!r}."
+        )
+    return claimed
+
 @dataclass(frozen=True)
 class AuditResult:
     """The outcome of an empirical privacy audit.
@@ -109,8 +127,14 @@ class AuditResult:
     delta: float
 
     def passes(self, claimed_epsilon: float) -> bool:
-        """Return whether the audit found no violation of ``claimed_epsilon``."""
-        return self.epsilon_lower <= claimed_epsilon
+        """Return whether the audit found no violation of ``claimed_epsilon``.
+
+        Raises:
+            ValueError: If the claim is not a number at least 0 (NaN included: a
+                claim of NaN can be neither refuted nor upheld).
+        """
+        claimed = _as_claim(claimed_epsilon)
+        return self.epsilon_lower <= claimed
 
     def summary(self) -> str:
         """Return a one-line description of the result."""
@@ -381,7 +405,12 @@ def audit_epsilon(
 
 
 def audit_fails(result: AuditResult, claimed_epsilon: float) -> bool:
-    """Return whether the audit refutes ``claimed_epsilon`` (lower bound above it)."""
+    """Return whether the audit refutes ``claimed_epsilon`` (lower bound above it).
+
+    Raises:
+        ValueError: As :meth:`AuditResult.passes`, for a claim that is not a number
+            at least 0.
+    """
     return not result.passes(claimed_epsilon)
 
 
@@ -394,6 +423,7 @@ def assert_audit_passes(result: AuditResult, claimed_epsilon: float) -> None:
 
     Raises:
         AssertionError: If ``result.epsilon_lower > claimed_epsilon``.
+        ValueError: For a claim that is not a number at least 0 (NaN included).
     """
     if not result.passes(claimed_epsilon):
         raise AssertionError(

@@ -201,6 +201,12 @@ def test_pass_fail_helpers() -> None:
     with pytest.raises(AssertionError, match="refutes epsilon=1"):
         assert_audit_passes(res, 1.0)
     assert "epsilon >=" in res.summary()
+    assert_audit_passes(res, math.inf)  # no claim: nothing to refute
+    for bad in (math.nan, -1.0, "2", None, True):
+        with pytest.raises(ValueError, match="a number at least 0"):
+            assert_audit_passes(res, bad)
+        with pytest.raises(ValueError, match="a number at least 0"):
+            audit_fails(res, bad)
 
 
 @pytest.mark.parametrize(
