@@ -16,6 +16,8 @@ Modules:
   (rosenblatt2024stratification, Sections 3-4).
 * :mod:`dpnotes.findings.synthesis`: stratified synthetic data (the same paper,
   Section 5): stratified against unstratified, paired over seeds.
+* :mod:`dpnotes.findings.synthesis_causes`: the causes of the gap to the authors'
+  synthesis results, one setting at a time.
 * :mod:`dpnotes.findings.dpsgdf`: DPSGD-F (xu2021removing), as its text describes it.
 * :mod:`dpnotes.findings.dpsgdf_gaps`: the settings its text leaves out (the
   reference code's loop, the census encodings, Table 2's gradient norms).
@@ -29,3 +31,5 @@ Modules:
 * :mod:`dpnotes.findings.foundations`: the foundations chapter's demonstrations (zCDP
   conversion, noise comparison, a mechanism's empirical audit).
 """
+
+__all__: list[str] = []  # a namespace of modules: import them by name

@@ -30,6 +30,8 @@ from dpnotes.lab.store import (
     stored_seeds,
 )
 
+__all__ = ["PROFILE_HELP", "build_parser", "main"]
+
 
 def _status(exp: Experiment, profile: str, seed: int, root: str | None) -> list[str]:
     """Return ``[profile, seed, cells, status]`` of one stored result folder."""
