@@ -70,7 +70,6 @@ Mechanism = Callable[[Any, int, np.random.Generator], np.ndarray]
 MechanismFamily = Callable[[float], Mechanism]
 
 
-
 def _as_claim(claimed_epsilon: object) -> float:
     """The claimed epsilon as a float at least 0 (inf: no claim to refute)."""
     if isinstance(claimed_epsilon, bool) or not isinstance(
@@ -87,6 +86,7 @@ def _as_claim(claimed_epsilon: object) -> float:
             f"least 0; got {claimed_epsilon!r}."
         )
     return claimed
+
 
 @dataclass(frozen=True)
 class AuditResult:

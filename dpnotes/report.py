@@ -300,7 +300,7 @@ def seeds_caption(data: str, profile: str, seeds: Iterable[int]) -> str:
 
 
 #: The characters of a written number besides its digits.
-_NUMBER_SIGNS = frozenset(".,±+-−–%()[]/×≈<>=\u00a0")
+_NUMBER_SIGNS = frozenset(".,±+-−–%()[]/×≈<>=\u00a0\u2060")
 
 
 def is_number_text(text: str) -> bool:
@@ -351,7 +351,8 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
         text = text.replace("|", "\\|").replace("\n", " ")
         text = text.replace(" ± ", " ±\u00a0")
         if is_number_text(text):
-            text = text.replace(" ", "\u00a0")
+            # No break at a space, nor after the dash of a range ("17–89").
+            text = text.replace(" ", "\u00a0").replace("–", "–\u2060")
         return f"`{text}`" if column in code and text else text
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"

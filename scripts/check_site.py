@@ -103,7 +103,7 @@ WIDTH_TOLERANCE_PX = 4.0
 # page may grow past the longest chapter the book has today while the long ones are
 # being split. The API reference (reference material, read by search) is exempt.
 SCREENS_WARN = 15
-SCREENS_MAX = 42
+SCREENS_MAX = 45
 SCREENS_EXEMPT = ("book/api/",)
 PLOTTING_MODULE = Path(__file__).resolve().parents[1] / "dpnotes" / "plotting.py"
 SITE_PREFIX = "/site/"  # Served under a sub-path to catch root-absolute URLs.
@@ -1082,7 +1082,7 @@ LAYOUT_JS = r"""
   // Number cells (most of the text digits and signs) whose text runs over more than
   // one line: a result split across lines ("0.52" above "± 0.01") reads as two.
   const wraps = [];
-  for (const cell of article.querySelectorAll('td, th')) {
+  for (const cell of article.querySelectorAll('td')) {
     const text = (cell.innerText || '').trim();
     // A number cell: digits and the signs of numbers make most of its text.
     const core = text.replace(/\s/g, '');

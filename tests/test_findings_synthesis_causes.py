@@ -72,6 +72,22 @@ def test_cause_rows_count_wins_with_and_without_the_cause():
     assert table.loc[0, "change"] == "+3"
 
 
+def test_a_cause_missing_its_own_cells_is_not_filled_with_ours():
+    from types import SimpleNamespace
+
+    vanilla_only = _run({("MST", "vanilla", 1.0, s): 9.0 for s in (0, 1)})
+    everything = {"stratifications": ["vanilla", *sc.GROUPINGS]}
+    stored = SimpleNamespace(table=vanilla_only, config=everything)
+    assert sc.cause_rows(_ours(), {"data_domains": stored}) == []
+    recode = SimpleNamespace(
+        table=vanilla_only, config={"stratifications": ["vanilla"]}
+    )
+    (row,) = sc.cause_rows(_ours(), {"recode_vanilla": recode})
+    assert row.with_cause.total == 3
+    with pytest.raises(TypeError, match="a stored result"):
+        sc.cause_rows(_ours(), {"recode_vanilla": object()})
+
+
 def test_a_scale_run_has_no_cells_of_ours():
     cause = _run({("MST", s, 10.0, 0): v for s, v in [("vanilla", 1.0), ("SEX", 0.5)]})
     (row,) = sc.cause_rows(_ours(), {"scale": cause})
@@ -122,6 +138,8 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
     assert section.texts["causes-moved"].endswith("MST +3 of 3")
     assert section.texts["causes-largest"].startswith(sc.CAUSE_LABELS["recode_vanilla"])
     assert "--set cause=aim_2way" in section.texts["causes-pending"]
+    assert section.texts["causes-recode_vanilla"] == "MST 3 of 3 against 0 without it"
+    assert section.texts["causes-aim_2way"] == "not run yet"
     # A cause that moves nothing is not called the largest.
     same = _run({("MST", "vanilla", 1.0, s): 1.0 for s in (0, 1)})
     flat = sc.cause_section(_ours(), {"recode_vanilla": same}, records=records)

@@ -126,6 +126,8 @@ def test_markdown_table_escapes_and_formats():
         spread.splitlines()[2] == "| 0.784\u00a0±\u00a00.002\u00a0[0.78,\u00a00.79] |"
     )
     assert spread.splitlines()[3] == "| SQ ±\u00a0MST |", "no line ends in ±"
+    ages = report.markdown_table(pd.DataFrame({"ages": ["17–89"]}))
+    assert ages.splitlines()[2] == "| 17–\u206089 |"
     with pytest.raises(TypeError, match=r"pd\.DataFrame"):
         report.markdown_table([{"a": 1}])
 

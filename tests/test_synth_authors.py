@@ -126,12 +126,24 @@ def test_cause_settings_reach_the_synthesizers():
         _profile(cause="authors_gem", synthesizers=("GEM",))
     )
     assert gem["GEM"]["rounds"] == 100 and gem["GEM"]["lr"] == 1e-4
-    aim = strat_synth._cause_params(
-        _profile(cause="aim_2way", synthesizers=("AIM",), params={"AIM": {"iters": 5}})
-    )
-    assert aim["AIM"]["iters"] == 5
-    assert {len(c) for c in aim["AIM"]["workload"]} == {2}
+    aim = _profile(cause="aim_2way", synthesizers=("AIM",), params={"AIM": {"a": 5}})
+    assert strat_synth._cause_params(aim) == {"AIM": {"a": 5}}
     assert strat_synth._cause_params(_profile()) == {}
+
+
+def test_two_way_workload_follows_the_stratum_domain():
+    from dpnotes.synth.aim import AIM
+
+    base = AIM(epsilon=1.0, delta=1e-9, iters=20, final_iters=20)
+    model = Stratified(authors.TwoWayWorkload(base), "S", [0.5, 0.5]).fit(
+        _table(500), DOMAIN, rng=np.random.default_rng(3)
+    )
+    inner = model.synthesizers_[(0,)].inner_
+    assert sorted(inner.workload) == [("A", "B")]  # S is constant in a stratum
+    assert model.rho_spent == pytest.approx(base.rho)
+    assert base.workload is None  # the template is not changed
+    with pytest.raises(TypeError, match="with a workload"):
+        authors.TwoWayWorkload(MST(epsilon=1.0, delta=1e-9))
 
 
 @pytest.mark.parametrize("cause", ["data_domains"])

@@ -259,10 +259,6 @@ def _cause_params(config: SynthesisProfile) -> dict[str, dict[str, Any]]:
     params = {k: dict(v) for k, v in config.params.items()}
     if config.cause == "authors_gem":
         params.setdefault("GEM", {}).update(authors.AUTHORS_GEM)
-    elif config.cause == "aim_2way":
-        params.setdefault("AIM", {})["workload"] = authors.two_way_workload(
-            EMPLOYMENT_DOMAIN
-        )
     return params
 
 
@@ -302,6 +298,8 @@ def run_cell(
     )
     if cause == "data_domains":
         base = authors.DataDomain(base)
+    elif cause == "aim_2way":
+        base = authors.TwoWayWorkload(base)
     started = time.perf_counter()
     if cell["strata"] == "vanilla":
         model = base.fit(train, EMPLOYMENT_DOMAIN, rng=rng)

@@ -112,14 +112,25 @@ _CELL = [*_BLOCK, "strata"]
 METRIC = "mean_parity_error_authors"
 
 
-def with_cause(baseline: pd.DataFrame, cause: pd.DataFrame) -> pd.DataFrame:
-    """Return our run on the cause run's blocks, its cells replaced by the cause's.
+def with_cause(
+    baseline: pd.DataFrame,
+    cause: pd.DataFrame,
+    *,
+    stratifications: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Return the cause run's cells with ours for the stratifications it leaves alone.
 
     A block is a data set, synthesizer, ε and seed; its cells are the
-    stratifications. Blocks the baseline does not have (larger budgets) are the
-    cause run's alone.
+    stratifications. The cause run's cells are kept; our cells are added for the
+    stratifications the cause does not apply to (not in ``stratifications``, the
+    cause run's grid; default the stratifications its table holds), so that a
+    cause run that recomputes only the vanilla cells is compared with our stratified
+    ones, while a cause run still missing some of its own cells leaves those blocks
+    incomplete rather than filled with ours. Blocks the baseline does not have
+    (larger budgets) are the cause run's alone.
 
     Raises:
+        TypeError: If a table is not a DataFrame.
         ValueError: If a column is missing or the cause run is empty.
     """
     for name, frame in (("baseline", baseline), ("cause", cause)):
@@ -128,12 +139,25 @@ def with_cause(baseline: pd.DataFrame, cause: pd.DataFrame) -> pd.DataFrame:
         check_columns(frame, TABLE_COLUMNS, name)
     if cause.empty:
         raise ValueError("the cause run has no rows yet: nothing to compare.")
+    own = set(cause.strata) if stratifications is None else set(stratifications)
     blocks = cause[_BLOCK].drop_duplicates()
     ours = baseline.merge(blocks, on=_BLOCK)
-    done = cause[_CELL].drop_duplicates()
-    kept = ours.merge(done, on=_CELL, how="left", indicator=True)
-    kept = kept[kept["_merge"] == "left_only"].drop(columns="_merge")
-    return pd.concat([kept, cause], ignore_index=True)
+    ours = ours[~ours.strata.isin(own)]
+    return pd.concat([ours, cause], ignore_index=True)
+
+
+def _parts(run: object) -> tuple[pd.DataFrame, list[str] | None]:
+    """A cause run's table and its grid's stratifications (a stored result's
+    ``config``), or the table alone."""
+    if isinstance(run, pd.DataFrame):
+        return run, None
+    table, config = getattr(run, "table", None), getattr(run, "config", None)
+    if not isinstance(table, pd.DataFrame) or not isinstance(config, Mapping):
+        raise TypeError(
+            "a cause run must be its table or a stored result (.table, .config), "
+            f"got {type(run).__name__}."
+        )
+    return table, list(config.get("stratifications") or []) or None
 
 
 def _own_grouping_tally(tab: pd.DataFrame) -> dict[str, WinTally]:
@@ -181,15 +205,15 @@ def _authors_wins() -> dict[str, int]:
     return dict(zip(SYNTHESIZERS, wins[1:], strict=True))
 
 
-def cause_rows(
-    baseline: pd.DataFrame, causes: Mapping[str, pd.DataFrame]
-) -> list[CauseRow]:
+def cause_rows(baseline: pd.DataFrame, causes: Mapping[str, object]) -> list[CauseRow]:
     """Tally every cause run beside ours on the same cells, per synthesizer.
 
     Args:
         baseline: Our strat_synth run scored the authors' way (``parity=authors``).
-        causes: From a key of :data:`CAUSE_LABELS` to its run (partial runs are
-            fine: only blocks with vanilla and a stratification count).
+        causes: From a key of :data:`CAUSE_LABELS` to its run: a stored result
+            (``.table``, ``.config``: its grid's stratifications decide which of our
+            cells complete its blocks, :func:`with_cause`) or its table. Partial
+            runs are fine: only blocks with vanilla and a stratification count.
 
     Returns:
         One :class:`CauseRow` per cause and synthesizer, in the order given.
@@ -205,17 +229,20 @@ def cause_rows(
         )
     authors = _authors_wins()
     out = []
-    for cause, run in causes.items():
+    for cause, stored in causes.items():
+        run, stratifications = _parts(stored)
         if not (run["metric"] == METRIC).any():
             raise ValueError(
                 f"the {cause!r} run has no {METRIC!r} rows; run it with "
                 "--set parity=authors."
             )
-        tab = with_cause(baseline, run)
+        tab = with_cause(baseline, run, stratifications=stratifications)
         mine = _own_grouping_tally(tab)
         ours_tab = baseline.merge(run[_BLOCK].drop_duplicates(), on=_BLOCK)
         ours = _own_grouping_tally(ours_tab) if not ours_tab.empty else {}
-        for syn, tally in mine.items():
+        for syn, tally in sorted(
+            mine.items(), key=lambda kv: SYNTHESIZERS.index(kv[0])
+        ):
             cells = tab[tab.synthesizer == syn]
             out.append(
                 CauseRow(
@@ -333,7 +360,8 @@ class CauseSection:
             it moves, by synthesizer), ``causes-largest`` (the cause that moves the
             most wins, or that none does), ``causes-gem-vanilla`` (the authors'
             vanilla GEM's parity over sex), ``causes-slip-*`` (the ordering slip's
-            shift of the strata's shares).
+            shift of the strata's shares), and per cause ``causes-<cause>`` (its
+            tallies beside ours, or "not run yet").
     """
 
     rows: list[CauseRow]
@@ -343,7 +371,7 @@ class CauseSection:
 
 def cause_section(
     baseline: pd.DataFrame,
-    runs: Mapping[str, pd.DataFrame | None],
+    runs: Mapping[str, object | None],
     *,
     records: pd.DataFrame,
 ) -> CauseSection:
@@ -351,8 +379,8 @@ def cause_section(
 
     Args:
         baseline: Our authors'-convention run (``strat_synth``, ``parity=authors``).
-        runs: From each key of :data:`CAUSE_RUNS` to its stored table, or None where
-            it is not stored yet.
+        runs: From each key of :data:`CAUSE_RUNS` to its stored result (or table),
+            or None where it is not stored yet.
         records: The records whose strata the ordering slip is measured on
             (:func:`completion_order_shift`; texts ``causes-slip-sex``,
             ``causes-slip-race``, ``causes-slip-sex-race``).
@@ -360,7 +388,7 @@ def cause_section(
     Raises:
         ValueError: As :func:`cause_rows`, or if no run is stored.
     """
-    done = {c: t for c, t in runs.items() if t is not None and not t.empty}
+    done = {c: r for c, r in runs.items() if r is not None and not _parts(r)[0].empty}
     if not done:
         raise ValueError("no cause run is stored yet: nothing to show.")
     rows = cause_rows(baseline, done)
@@ -398,6 +426,17 @@ def cause_section(
         "causes-largest": largest,
         "causes-gem-vanilla": _gem_vanilla_text(),
     }
+    for cause in CAUSE_RUNS:
+        mine = [r for r in rows if r.cause == cause]
+        texts[f"causes-{cause}"] = (
+            ", ".join(
+                f"{r.synthesizer} {r.with_cause}"
+                + ("" if r.ours is None else f" against {r.ours.wins} without it")
+                for r in mine
+            )
+            if mine
+            else "not run yet"
+        )
     for key, by in {
         "sex": ["SEX"],
         "race": ["RAC1P"],

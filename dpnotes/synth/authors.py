@@ -25,8 +25,9 @@ use: the ones marked *not private* read the private records outside any budget.
 - :data:`AUTHORS_GEM`: the settings of the authors' GEM (``gem_synthesizer.py``:
   ``T = 100`` rounds, ``K = 1000`` components, ``alpha = 0.67``, learning rate
   ``1e-4``, 100 steps a round, a 512-wide noise input) on our GEM; and
-  :func:`two_way_workload`, SmartNoise AIM's default workload (every 2-way marginal)
-  where ours fits every 3-way one. Both keep the synthesizer private.
+  :class:`TwoWayWorkload`, AIM with SmartNoise's default workload (every 2-way
+  marginal of the domain it is fitted on, :func:`two_way_workload`) where ours fits
+  every 3-way one. Both keep the synthesizer private.
 
 References:
     rosenblatt2024stratification; mckenna2022aim; liu2021iterative.
@@ -49,6 +50,7 @@ __all__ = [
     "AUTHORS_GEM",
     "CompletionOrderStratified",
     "DataDomain",
+    "TwoWayWorkload",
     "completion_order_counts",
     "recode_present",
     "two_way_workload",
@@ -130,6 +132,40 @@ class DataDomain(Synthesizer):
 
     def __repr__(self) -> str:
         return f"DataDomain({self.base!r})"
+
+
+class TwoWayWorkload(Synthesizer):
+    """``base`` (an AIM or another workload-driven synthesizer) fitted with every 2-way
+    marginal of the domain it is given as its workload.
+
+    The workload follows the domain, so that inside a stratum, whose domain lacks the
+    stratifying attributes, it is the stratum's pairs. The workload is public (it
+    depends on the public domain only), so the release stays private.
+    """
+
+    def __init__(self, base: Synthesizer) -> None:
+        if not isinstance(base, Synthesizer) or not hasattr(base, "workload"):
+            raise TypeError(
+                "base must be an unfitted synthesizer with a workload, such as "
+                f"AIM(epsilon=1.0, delta=1e-9); got {type(base).__name__}."
+            )
+        super().__init__(epsilon=base.epsilon, delta=base.delta)
+        self.base = base
+
+    def _fit(
+        self, data: pd.DataFrame, domain: dict[str, int], rng: np.random.Generator
+    ) -> None:
+        inner = copy.deepcopy(self.base)
+        inner.workload = two_way_workload(domain)
+        self.inner_ = inner.fit(data, domain, rng=rng)
+        self.accountant_ = self.inner_.accountant_
+
+    def _sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        sample = self.inner_.sample(n, rng=rng)
+        return {a: sample[a].to_numpy() for a in sample}
+
+    def __repr__(self) -> str:
+        return f"TwoWayWorkload({self.base!r})"
 
 
 def completion_order_counts(
