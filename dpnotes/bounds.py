@@ -176,8 +176,8 @@ def laplace_tail_bound(
 def laplace_sum_tail_bound(scales: np.ndarray, *, gamma: float) -> float:
     """Return ``t`` with ``P(|sum_i Y_i| > t) <= gamma`` for independent ``Lap(b_i)``.
 
-    Uses the concentration bound for sums of independent Laplace variables of Chan,
-    Shi and Song (2011, Lemma 2.8): for ``nu >= sqrt(sum b_i**2)`` and
+    Uses the concentration bound for sums of independent Laplace variables of
+    Chan, Shi and Song (2011, Lemma 2.8): for ``nu >= sqrt(sum b_i**2)`` and
     ``0 < lam < 2 sqrt(2) nu**2 / max b_i``,
     ``P(|sum Y_i| > lam) <= 2 exp(-lam**2 / (8 nu**2))``. With
     ``nu = max(sqrt(sum b_i**2), max_i b_i sqrt(log(2 / gamma)))`` the choice

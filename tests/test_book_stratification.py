@@ -144,6 +144,7 @@ NEW_ERRATA = [
     "Synthetic experiment, number of runs (code)",
     "Census COINPRESS with unit spread (code)",
     'Census "public" holdout overlaps the private data (code)',
+    "PubStratCoinpress census weights attached to other strata (code)",
     "Synthesizers fitted on the test rows (code)",
     r"$\omega = 1/12$ for every grouping (code)",
 ]

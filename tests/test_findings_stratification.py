@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from stored_tables import stored_table
 
 from dpnotes import paper_numbers as pn
@@ -50,6 +51,32 @@ def test_log_size_sum_check_on_the_stored_results():
     assert (check.n, check.runs, check.points) == (10_000, 50, 240)
     assert f"{check.max_z:.1f}" == "3.8"
     assert f"{check.within_two:.0%}" == "94%"  # about 95% expected
+    # The largest deviation is not at small alpha: at k = 3, alpha = 0.75, where the
+    # draws' spread is well below the exact one.
+    assert (check.max_k, check.max_alpha) == (3, 0.75)
+    assert f"{check.max_sd_ratio:.2f}" == "0.62"
+    assert f"{check.max_z_exact:.1f}" == "3.5"
+
+
+def test_log_size_sum_sd_against_scipy_and_a_simulation():
+    # k = 2: g_1 ~ Beta(alpha, alpha) and the sum is log g_1 + log(1 - g_1).
+    for alpha in (0.8, 1.0, 4.0):
+        beta = stats.beta(alpha, alpha)
+        mean = beta.expect(lambda g: np.log(g) + np.log1p(-g))
+        second = beta.expect(lambda g: (np.log(g) + np.log1p(-g)) ** 2)
+        assert f.log_size_sum_sd(alpha, 2) == pytest.approx(
+            np.sqrt(second - mean**2), rel=1e-6
+        )
+    rng = np.random.default_rng(0)
+    for alpha, k in ((0.5, 3), (0.75, 10), (2.0, 30)):
+        g = rng.dirichlet(np.full(k, alpha), size=200_000)
+        sd = np.log(g).sum(axis=1).std()
+        assert f.log_size_sum_sd(alpha, k) == pytest.approx(sd, rel=0.01)
+    assert f.log_size_sum_sd(np.array([0.5, 1.0]), 3).shape == (2,)
+    with pytest.raises(ValueError, match="alpha"):
+        f.log_size_sum_sd(0.0, 3)
+    with pytest.raises(ValueError, match="at least 2"):
+        f.log_size_sum_sd(0.5, 1)
 
 
 def _lss(means, sds, *, runs=4, expected=1.0):
@@ -74,6 +101,14 @@ def test_log_size_sum_check_on_a_hand_made_table():
     check = f.log_size_sum_check(_lss([1.0, 1.5, 2.5], [1.0, 1.0, 1.0]))
     assert check.max_z == pytest.approx(3.0)
     assert check.within_two == pytest.approx(2 / 3)
+    # The largest gap is the last point's (alpha 0.9), its sd measured against the
+    # exact one there, and the exact-sd gaps use the exact sd of each point.
+    assert (check.max_k, check.max_alpha) == (3, pytest.approx(0.9))
+    exact = f.log_size_sum_sd(np.array([0.2, 0.55, 0.9]), 3)
+    assert check.max_sd_ratio == pytest.approx(1.0 / exact[2])
+    assert check.max_z_exact == pytest.approx(
+        max(np.array([0, 0.5, 1.5]) / (exact / 2))
+    )
 
 
 def test_log_size_sum_check_edge_cases():
@@ -105,12 +140,14 @@ def test_fig1_interpolation_on_stored_and_hand_made_tables():
 
 
 def test_bound_check_on_the_stored_results():
-    check = f.bound_check(stored("laplace_bound_check"), runs=50)
+    check = f.bound_check(stored("laplace_bound_check"), gamma=0.05, runs=50)
     assert f"{check.slope:.2f}" == "0.45"  # close to the sqrt(k) of the analysis
     assert f"{check.ratio_low:.1f}" == "1.9" and f"{check.ratio_high:.1f}" == "2.6"
     assert f"{check.k1_observed:.4f}" == "0.0041"
     assert f"{check.k1_bound:.4f}" == "0.0039"
     assert check.releases == 2_000
+    # At k = 1 the observed quantile is above the exact one, by 1.9 standard errors.
+    assert f"{check.k1_z:.1f}" == "1.9"
 
 
 def _bounds(ks, *, runs=5):
@@ -127,22 +164,43 @@ def _bounds(ks, *, runs=5):
 
 
 def test_bound_check_on_a_hand_made_table():
-    check = f.bound_check(_bounds([4, 1, 16, 2]))  # any row order
+    check = f.bound_check(_bounds([4, 1, 16, 2]), gamma=0.05)  # any row order
     assert check.slope == pytest.approx(0.5)
     assert check.ratio_low == pytest.approx(2.0) == check.ratio_high
     assert (check.k1_observed, check.k1_bound) == pytest.approx((0.01, 0.03))
     assert check.releases == 20
+    # b = 0.03 / log 20; se = b sqrt(0.95 / (0.05 * 20)); 0.01 lies below 0.03.
+    se = 0.03 / np.log(20) * np.sqrt(0.95 / 1.0)
+    assert check.k1_z == pytest.approx((0.01 - 0.03) / se)
+    texts = f.bound_texts(check)
+    assert (texts["bound-k1-z"], texts["bound-k1-side"]) == ("2.0", "below")
+
+
+def test_quantile_standard_error_against_a_simulation():
+    # The spread of the 95% quantile of 400 draws of |Lap(2)| over 4,000 samples.
+    rng = np.random.default_rng(1)
+    draws = np.abs(rng.laplace(scale=2.0, size=(4_000, 400)))
+    observed = np.quantile(draws, 0.95, axis=1).std()
+    se = f.quantile_standard_error(2.0, gamma=0.05, releases=400)
+    assert se == pytest.approx(observed, rel=0.05)
+    assert se == pytest.approx(2.0 * np.sqrt(0.95 / 20))
+    for bad in ({"scale": 0.0}, {"gamma": 1.0}, {"releases": 0}):
+        kw = {"scale": 1.0, "gamma": 0.05, "releases": 10} | bad
+        with pytest.raises(ValueError):
+            f.quantile_standard_error(kw.pop("scale"), **kw)
 
 
 def test_bound_check_edge_cases():
     with pytest.raises(ValueError, match="k = 1"):
-        f.bound_check(_bounds([2, 4]))
+        f.bound_check(_bounds([2, 4]), gamma=0.05)
     with pytest.raises(ValueError, match="two rows"):
-        f.bound_check(_bounds([1, 2]))
+        f.bound_check(_bounds([1, 2]), gamma=0.05)
     with pytest.raises(ValueError, match="different numbers of runs"):
-        f.bound_check(_bounds([1, 2, 4], runs=[5, 5, 4]))
+        f.bound_check(_bounds([1, 2, 4], runs=[5, 5, 4]), gamma=0.05)
     with pytest.raises(ValueError, match="noise_draws"):
-        f.bound_check(_bounds([1, 2, 4]).drop(columns="noise_draws"))
+        f.bound_check(_bounds([1, 2, 4]).drop(columns="noise_draws"), gamma=0.05)
+    with pytest.raises(ValueError, match="gamma"):
+        f.bound_check(_bounds([1, 2, 4]), gamma=1.5)
 
 
 def test_paper_race_counts():
@@ -771,10 +829,14 @@ def test_theory_texts_on_the_stored_results(race):
         "log-size-maxz": "3.8",
         "log-size-within2": "94%",
         "log-size-points": "240",
+        "log-size-maxz-where": "k = 3 and α = 0.75",
+        "log-size-maxz-sd": "0.62",
+        "log-size-maxz-exact": "3.5",
     }
-    bound = f.bound_texts(f.bound_check(stored("laplace_bound_check")))
+    bound = f.bound_texts(f.bound_check(stored("laplace_bound_check"), gamma=0.05))
     assert (bound["bound-slope"], bound["bound-releases"]) == ("0.45", "2,000")
     assert (bound["bound-ratio-lo"], bound["bound-ratio-hi"]) == ("1.9", "2.6")
+    assert (bound["bound-k1-z"], bound["bound-k1-side"]) == ("1.9", "above")
     texts = f.race_texts(race)
     assert texts == {
         "table3-alpha": "0.26",

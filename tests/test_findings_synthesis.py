@@ -738,7 +738,7 @@ def test_stored_authors_convention(stored):
 
     table = compact_frame(checks)
     assert verdict_counts_text(table) == (
-        "of 17 comparisons, 3 reproduce, 9 differ, 1 is inconclusive and 4 are not "
+        "of 18 comparisons, 3 reproduce, 10 differ, 1 is inconclusive and 4 are not "
         "comparable"
     )
     assert table.columns.tolist() == [
@@ -771,6 +771,18 @@ def test_stored_authors_convention(stored):
     gap = by_q.loc["Figure 4: accuracy gap, ε ≥ 1"]
     assert gap["verdict"] == "reproduces"
     assert gap["ours: mean ± sd [95% interval]"].startswith("largest 0.0079; 36 of 36")
+    # "Harms utility only for ε < 0.1": at ε = 0.1 sex × race strata cost up to 4
+    # points, beyond doubt for 2 of the 6 synthesizers and data sets (the review's
+    # "1.6 to 4.0" holds for 5 of them; New Mexico's GEM gains 0.1).
+    low = by_q.loc["Figure 4: accuracy with sex × race strata, ε = 0.1"]
+    assert (low["verdict"], low["seeds"]) == ("differs", "5")
+    assert low["ours: mean ± sd [95% interval]"] == (
+        "stratified − none -0.0397 to +0.0009; 2 of 6 worse beyond doubt"
+    )
+    assert low["authors' files"] == "-0.0217, -0.0185, +0.0064"
+    assert low["why"] == (
+        "lower beyond doubt in 2 of 6 (logistic, per synthesizer and data set)"
+    )
     authors_way = by_q.loc["Figure 5 scored the authors' way"]
     assert authors_way["verdict"] == "inconclusive"
     assert authors_way["seeds"] == "2"
@@ -1224,6 +1236,75 @@ def test_checks_frame_folds_the_test_count_and_drops_empty_seeds():
     assert "seeds" not in stat_table.columns and stat_table.ours.tolist() == ["2"]
     with pytest.raises(ValueError, match="no verdicts"):
         compact_frame([])
+
+
+def test_fig4_low_epsilon_row_by_hand():
+    # MST's accuracy over three seeds, sex × race strata against none, at ε = 0.1 (the
+    # row's) and ε = 1 (the gap row's, equal there).
+    sizes = pd.DataFrame(
+        [
+            {
+                "dataset": "NY-sample",
+                "grouping": "SEX_RAC1P",
+                "group": "1_1",
+                "split": "train",
+                "count": 30,
+            }
+        ]
+    )
+
+    def row(stratified: list[float]):
+        tab = _tab(
+            {
+                ("MST", "vanilla", 0.1): [0.70, 0.71, 0.72],
+                ("MST", "SEX_RAC1P", 0.1): stratified,
+                ("MST", "vanilla", 1.0): [0.73, 0.74, 0.75],
+                ("MST", "SEX_RAC1P", 1.0): [0.73, 0.74, 0.75],
+            },
+            dataset="NY-sample",
+            metric="logistic:accuracy",
+        )
+        checks = synthesis._table3_fig4_checks(
+            tab, sizes, real_accuracy=0.74, real_test_n=100, seeds=3
+        )
+        assert (
+            checks[-1].quantity == "Figure 4: accuracy with sex × race strata, ε = 0.1"
+        )
+        return checks[-1]
+
+    # Three points lower in every seed: worse beyond doubt, the claim differs.
+    worse = row([0.67, 0.68, 0.69])
+    assert (worse.outcome, worse.extra["seeds"]) == ("differs", "3")
+    assert worse.ours_text == (
+        "stratified − none -0.0300 to -0.0300; 1 of 1 worse beyond doubt"
+    )
+    assert worse.reason.startswith("lower beyond doubt in 1 of 1")
+    # Lower by the mean, but the seeds cannot tell: inconclusive.
+    assert row([0.66, 0.72, 0.71]).outcome == "inconclusive"
+    # Higher by the mean: the claim holds.
+    kept = row([0.72, 0.70, 0.72])
+    assert (kept.outcome, kept.reason.split(" (")[0]) == (
+        "reproduces",
+        "lower in 0 of 1, none beyond doubt",
+    )
+    # One seed pairs nothing: refused rather than judged.
+    with pytest.raises(ValueError, match=r"ε = 0\.1"):
+        synthesis._table3_fig4_checks(
+            _tab(
+                {
+                    ("MST", "vanilla", 0.1): [0.70],
+                    ("MST", "SEX_RAC1P", 0.1): [0.60],
+                    ("MST", "vanilla", 1.0): [0.73, 0.74],
+                    ("MST", "SEX_RAC1P", 1.0): [0.73, 0.74],
+                },
+                dataset="NY-sample",
+                metric="logistic:accuracy",
+            ),
+            sizes,
+            real_accuracy=0.74,
+            real_test_n=100,
+            seeds=1,
+        )
 
 
 def test_claim_rows_follow_claim_verdict():

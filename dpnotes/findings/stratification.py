@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy.special import polygamma
 
 from dpnotes import bounds, paper_numbers, plotting, report
 from dpnotes.findings.verdict import (
@@ -90,6 +91,7 @@ __all__ = [
     "glue_texts",
     "log_size_figure",
     "log_size_sum_check",
+    "log_size_sum_sd",
     "log_size_texts",
     "mc_mean",
     "overall_wins_view",
@@ -98,6 +100,7 @@ __all__ = [
     "parity_view",
     "plain_log_ticks",
     "prior_view",
+    "quantile_standard_error",
     "race_alpha",
     "race_alpha_view",
     "race_share_view",
@@ -315,6 +318,42 @@ def compared_text(counts: Iterable[int]) -> str:
 # ---------------------------------------------------------------- theory chapter
 
 
+def log_size_sum_sd(alpha: float | np.ndarray, k: int | np.ndarray) -> np.ndarray:
+    """Return the standard deviation of ``sum_i log g_i`` for ``g ~ Dirichlet(alpha)``.
+
+    For a symmetric Dirichlet with ``k`` components of parameter ``alpha``,
+    ``Var log g_i = psi1(alpha) - psi1(k alpha)`` and, for ``i != j``,
+    ``Cov(log g_i, log g_j) = -psi1(k alpha)`` (``psi1``: the trigamma function), so
+    ``Var sum_i log g_i = k psi1(alpha) - k**2 psi1(k alpha)``. Adding ``k log n``
+    (the sum of ``log(n g_i)``, Thm. 9) leaves it unchanged.
+
+    Args:
+        alpha: The Dirichlet parameter(s), positive.
+        k: The number(s) of groups, at least 2; broadcast against ``alpha``.
+
+    Returns:
+        The standard deviation(s), an array of the broadcast shape.
+
+    Raises:
+        ValueError: If an ``alpha`` is not positive or a ``k`` is below 2.
+
+    References:
+        rosenblatt2024stratification, Thm. 9; minka2000estimating.
+
+    Examples:
+        >>> round(float(log_size_sum_sd(1.0, 2)), 4)  # log U + log(1 - U), U uniform
+        0.8427
+    """
+    a = np.asarray(alpha, dtype=float)
+    kk = np.asarray(k, dtype=float)
+    if np.any(~(a > 0)):
+        raise ValueError("alpha must be positive.")
+    if np.any(~(kk >= 2)):
+        raise ValueError("k must be at least 2: one group has sum_i log g_i = 0.")
+    var = kk * polygamma(1, a) - kk**2 * polygamma(1, kk * a)
+    return np.sqrt(var)
+
+
 @dataclass(frozen=True)
 class LogSizeSumCheck:
     """The Monte Carlo check of Thm. 9 (the paper's Figure 1).
@@ -323,8 +362,15 @@ class LogSizeSumCheck:
         n: Records of every point.
         runs: Dirichlet draws averaged per point.
         points: Points (k, alpha) compared.
-        max_z: Largest ``|MC mean - closed form|`` in standard errors.
+        max_z: Largest ``|MC mean - closed form|`` in standard errors (the draws'
+            standard deviation over the square root of ``runs``).
         within_two: Share of points within two standard errors.
+        max_k: The number of groups of the point with the largest deviation.
+        max_alpha: Its Dirichlet parameter.
+        max_sd_ratio: There, the draws' standard deviation over the exact one
+            (:func:`log_size_sum_sd`).
+        max_z_exact: Largest ``|MC mean - closed form|`` over all points in exact
+            standard errors (:func:`log_size_sum_sd` over the square root of ``runs``).
     """
 
     n: int
@@ -332,6 +378,10 @@ class LogSizeSumCheck:
     points: int
     max_z: float
     within_two: float
+    max_k: int
+    max_alpha: float
+    max_sd_ratio: float
+    max_z_exact: float
 
 
 def log_size_sum_check(
@@ -379,12 +429,21 @@ def log_size_sum_check(
         ),
         index=table.index,
     )
+    exact_sd = log_size_sum_sd(table["alpha"].to_numpy(), table["k"].to_numpy())
+    exact = diff.to_numpy() / (exact_sd / np.sqrt(table["runs"].to_numpy()))
+    at = gap.idxmax()
     return LogSizeSumCheck(
         n=ns[0],
         runs=r,
         points=len(gap),
         max_z=float(gap.max()),
         within_two=float((gap < 2).mean()),
+        max_k=int(table.at[at, "k"]),
+        max_alpha=float(table.at[at, "alpha"]),
+        max_sd_ratio=float(
+            table.at[at, "mc_continuous_sd"] / exact_sd[table.index.get_loc(at)]
+        ),
+        max_z_exact=float(exact.max()),
     )
 
 
@@ -443,6 +502,9 @@ class BoundCheck:
         k1_observed: Observed quantile at k = 1.
         k1_bound: The bound at k = 1 (the exact Laplace quantile).
         releases: Releases behind the k = 1 quantile (runs x noise draws).
+        k1_z: ``(k1_observed - k1_bound)`` in standard errors of the observed
+            quantile (:func:`quantile_standard_error`); positive when the observed
+            quantile is above the bound.
     """
 
     slope: float
@@ -451,13 +513,50 @@ class BoundCheck:
     k1_observed: float
     k1_bound: float
     releases: int
+    k1_z: float
 
 
-def bound_check(table: pd.DataFrame, *, runs: int | None = None) -> BoundCheck:
+def quantile_standard_error(scale: float, *, gamma: float, releases: int) -> float:
+    """Return the standard error of the ``1 - gamma`` sample quantile of ``|Lap(b)|``.
+
+    ``|Lap(b)|`` is exponential with mean ``b``; its ``1 - gamma`` quantile is
+    ``b log(1 / gamma)``, where the density is ``gamma / b``. A sample quantile of
+    ``N`` independent draws has the asymptotic variance ``p (1 - p) / (N f(q)**2)``,
+    here ``b**2 (1 - gamma) / (gamma N)``.
+
+    Args:
+        scale: The Laplace scale ``b``, positive.
+        gamma: One minus the quantile's level, in (0, 1).
+        releases: The number ``N`` of independent draws, positive.
+
+    Returns:
+        The standard error.
+
+    Raises:
+        ValueError: If an argument is out of range.
+
+    Examples:
+        >>> round(quantile_standard_error(1.0, gamma=0.05, releases=100), 4)
+        0.4359
+    """
+    if not scale > 0:
+        raise ValueError(f"scale must be positive, got {scale}.")
+    if not 0 < gamma < 1:
+        raise ValueError(f"gamma must be in (0, 1), got {gamma}.")
+    if releases < 1:
+        raise ValueError(f"releases must be positive, got {releases}.")
+    return float(scale * math.sqrt((1 - gamma) / (gamma * releases)))
+
+
+def bound_check(
+    table: pd.DataFrame, *, gamma: float, runs: int | None = None
+) -> BoundCheck:
     """Summarise ``laplace_bound_check``: growth in k and the bound's slack.
 
     Args:
         table: The ``laplace_bound_check`` table.
+        gamma: The experiment's ``gamma``: the quantile is the ``1 - gamma`` one, and
+            at k = 1 the bound is that quantile of ``|Lap(b)|``, ``b log(1 / gamma)``.
         runs: The runs every row must average (default: whatever they share).
 
     Returns:
@@ -465,9 +564,12 @@ def bound_check(table: pd.DataFrame, *, runs: int | None = None) -> BoundCheck:
 
     Raises:
         ValueError: If a column is missing, rows average different runs, there is no
-            row at k = 1, or fewer than two rows with k >= 2.
+            row at k = 1, fewer than two rows with k >= 2, or ``gamma`` is not in
+            (0, 1).
     """
     what = "bound_check"
+    if not 0 < gamma < 1:
+        raise ValueError(f"{what}: gamma must be in (0, 1), got {gamma}.")
     _require(table, ("k", "runs", "noise_draws", "error_quantile", "bound_data"), what)
     _runs(table, runs, what)
     tab = table.sort_values("k")
@@ -480,13 +582,22 @@ def bound_check(table: pd.DataFrame, *, runs: int | None = None) -> BoundCheck:
     slope = np.polyfit(np.log(many["k"]), np.log(many["error_quantile"]), 1)[0]
     ratio = many["bound_data"] / many["error_quantile"]
     first = one.iloc[0]
+    releases = int(first["runs"] * first["noise_draws"])
+    # At k = 1 every release is |Lap(b)| (up to rare clipping), i.i.d. over the runs
+    # and draws, and the bound is its exact 1 - gamma quantile b log(1 / gamma).
+    se = quantile_standard_error(
+        float(first["bound_data"]) / math.log(1 / gamma),
+        gamma=gamma,
+        releases=releases,
+    )
     return BoundCheck(
         slope=float(slope),
         ratio_low=float(ratio.min()),
         ratio_high=float(ratio.max()),
         k1_observed=float(first["error_quantile"]),
         k1_bound=float(first["bound_data"]),
-        releases=int(first["runs"] * first["noise_draws"]),
+        releases=releases,
+        k1_z=float((first["error_quantile"] - first["bound_data"]) / se),
     )
 
 
@@ -494,8 +605,10 @@ def log_size_texts(check: LogSizeSumCheck) -> dict[str, str]:
     """The theory chapter's glued texts of :func:`log_size_sum_check`.
 
     Examples:
-        >>> log_size_texts(LogSizeSumCheck(10000, 50, 240, 3.84, 0.94))["log-size-maxz"]
-        '3.8'
+        >>> check = LogSizeSumCheck(10000, 50, 240, 3.84, 0.94, 3, 0.75, 0.616, 3.52)
+        >>> t = log_size_texts(check)
+        >>> t["log-size-maxz"], t["log-size-maxz-where"], t["log-size-maxz-sd"]
+        ('3.8', 'k = 3 and α = 0.75', '0.62')
     """
     return glue_texts(
         {
@@ -504,6 +617,9 @@ def log_size_texts(check: LogSizeSumCheck) -> dict[str, str]:
             "log-size-maxz": f"{check.max_z:.1f}",
             "log-size-within2": f"{check.within_two:.0%}",
             "log-size-points": f"{check.points}",
+            "log-size-maxz-where": f"k = {check.max_k} and α = {check.max_alpha:g}",
+            "log-size-maxz-sd": f"{check.max_sd_ratio:.2f}",
+            "log-size-maxz-exact": f"{check.max_z_exact:.1f}",
         }
     )
 
@@ -518,6 +634,8 @@ def bound_texts(check: BoundCheck) -> dict[str, str]:
             "bound-k1-observed": f"{check.k1_observed:.4f}",
             "bound-k1-bound": f"{check.k1_bound:.4f}",
             "bound-releases": f"{check.releases:,}",
+            "bound-k1-z": f"{abs(check.k1_z):.1f}",
+            "bound-k1-side": "above" if check.k1_z > 0 else "below",
         }
     )
 

@@ -1962,6 +1962,39 @@ def _table3_fig4_checks(
             authors=", ".join(f"{v:g}" for v in pa["fig4-gap"].values),
         )
     )
+    # "Harms utility only for ε < 0.1": at ε = 0.1 itself, the finest strata (sex ×
+    # race) against none, one paired comparison per synthesizer and data set.
+    (eps_low,) = pc["fig4-low-eps"].values
+    low = at_epsilon(
+        compare_metric(
+            tab, "logistic:accuracy", "overall", strata="SEX_RAC1P", lower=False
+        ),
+        eps_low,
+    )
+    if low.empty or low["low"].isna().any():
+        raise ValueError(
+            "no paired accuracy comparison of sex × race strata over two or more "
+            f"seeds at ε = {eps_low:g}."
+        )
+    n, worse = len(low), int(low["clear_loss"].sum())
+    lower = int((low["gain"] < 0).sum())
+    if worse:
+        outcome, why = "differs", f"lower beyond doubt in {worse} of {n}"
+    else:
+        outcome = "inconclusive" if 2 * lower > n else "reproduces"
+        why = f"lower in {lower} of {n}, none beyond doubt"
+    checks.append(
+        _stated(
+            f"Figure 4: accuracy with sex × race strata, ε = {eps_low:g}",
+            f"harm only for ε < {eps_low:g}",
+            f"stratified − none {low['gain'].min():+.4f} to "
+            f"{low['gain'].max():+.4f}; {worse} of {n} worse beyond doubt",
+            outcome,
+            why + " (logistic, per synthesizer and data set)",
+            seeds=seeds,
+            authors=", ".join(f"{v:+.4f}" for v in pa["fig4-low-eps"].values),
+        )
+    )
     return checks
 
 
