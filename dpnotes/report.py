@@ -33,6 +33,7 @@ __all__ = [
     "markdown_table",
     "match_groups_by_size",
     "mean_sd",
+    "number_breaks",
     "plural",
     "seeds_caption",
     "seeds_text",
@@ -317,6 +318,36 @@ def is_number_text(text: str) -> bool:
     return signs >= 0.6 * len(core)
 
 
+def number_breaks(text: str) -> str:
+    """Keep a written number on one line: a line may break only before an interval's
+    ``[`` or after a comma between items (outside brackets).
+
+    Every other space becomes a no-break space, and a word joiner follows each en dash
+    so that a range (``17–89``) does not break after its dash either.
+
+    >>> number_breaks("0.52 ± 0.01 [0.50, 0.54]").split(" ")
+    ['0.52\xa0±\xa00.01', '[0.50,\xa00.54]']
+    >>> number_breaks("17–31, 32–45").split(" ")
+    ['17–\u206031,', '32–\u206045']
+    """
+    out, depth = [], 0
+    for i, c in enumerate(text):
+        if c in "[(":
+            depth += 1
+        elif c in ")]":
+            depth = max(depth - 1, 0)
+        if c == " ":
+            after_comma = i > 0 and text[i - 1] == ","
+            before_interval = text[i + 1 : i + 2] == "["
+            keep = depth == 0 and (after_comma or before_interval)
+            out.append(" " if keep else "\u00a0")
+        elif c == "–":
+            out.append("–\u2060")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> str:
     """Render a small DataFrame as a Markdown table (for ``display(Markdown(...))``).
 
@@ -324,10 +355,10 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
     better than a raw HTML dump of the frame. Cells of ``code_columns`` are set in code
     font; pipes in cell text are escaped; the space after a ``±`` becomes a no-break
     space, so that a narrow column breaks a mean and its spread before the ``±``
-    rather than leaving it at the end of a line; and in a number cell
-    (:func:`is_number_text`: ``0.52 ± 0.01 [0.50, 0.54]``) every space is a no-break
-    space, so that a result is never split over lines (a table too wide for the
-    column then scrolls sideways instead).
+    rather than leaving it at the end of a line; and a number cell
+    (:func:`is_number_text`: ``0.52 ± 0.01 [0.50, 0.54]``) may break only before its
+    interval or between the items of a list (:func:`number_breaks`), never inside a
+    number, its spread or its interval.
 
     Args:
         frame: The table; its index is not shown (``reset_index()`` first to show it).
@@ -351,8 +382,7 @@ def markdown_table(frame: pd.DataFrame, *, code_columns: Iterable[str] = ()) -> 
         text = text.replace("|", "\\|").replace("\n", " ")
         text = text.replace(" ± ", " ±\u00a0")
         if is_number_text(text):
-            # No break at a space, nor after the dash of a range ("17–89").
-            text = text.replace(" ", "\u00a0").replace("–", "–\u2060")
+            text = number_breaks(text)
         return f"`{text}`" if column in code and text else text
 
     header = "| " + " | ".join(map(str, frame.columns)) + " |"

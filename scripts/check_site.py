@@ -1079,33 +1079,57 @@ LAYOUT_JS = r"""
     if (found) listings.push({...found, width: r1(pre.scrollWidth), where: where(pre),
                               text: text});
   }
-  // Number cells (most of the text digits and signs) whose text runs over more than
-  // one line: a result split across lines ("0.52" above "± 0.01") reads as two.
+  // Number cells (most of the text digits and signs) split where they should not
+  // be: anywhere but at a plain space before an interval or after a list's comma
+  // (where report.number_breaks leaves one), e.g. "0.52" above "± 0.01".
   const wraps = [];
   for (const cell of article.querySelectorAll('td')) {
     const text = (cell.innerText || '').trim();
-    // A number cell: digits and the signs of numbers make most of its text.
+    if (!shown(cell) || !text) continue;
     const core = text.replace(/\s/g, '');
-    const signs = (core.match(/[\d.,±+\-−–%()\[\]\/×≈<>=]/g) || []).length;
-    if (!/\d/.test(core) || signs < 0.6 * core.length || !shown(cell)) continue;
-    // The line boxes of the cell's text (not of its elements), merged when their
-    // middles lie within half a line of each other.
-    const mids = [];
+    const signs = (core.match(/[\d.,±+\-−–%()\[\]\/×≈<>=\u2060]/g) || []).length;
+    const number = /\d/.test(core) && signs >= 0.6 * core.length;
+    if (!number) continue;
+    // Each visible character with its line (the middle of its box), in order.
+    const chars = [];
     const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-      if (!node.textContent.trim()) continue;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      for (const r of range.getClientRects()) {
-        if (r.width > 0 && r.height > 0) mids.push([(r.top + r.bottom) / 2, r.height]);
+      const t = node.textContent;
+      for (let i = 0; i < t.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const r = range.getBoundingClientRect();
+        chars.push({c: t[i], mid: (r.top + r.bottom) / 2, h: r.height,
+                    w: r.width});
       }
     }
-    mids.sort((a, b) => a[0] - b[0]);
-    let lines = 0, last = -Infinity;
-    for (const [mid, h] of mids) {
-      if (mid - last > h / 2) { lines += 1; last = mid; }
+    // A number may break only at a plain space before an interval's "[" or after a
+    // comma, outside brackets (the rule of report.number_breaks).
+    const allowed = (i) => {
+      let depth = 0;
+      for (let j = 0; j < i - 1; j++) {
+        if ('[('.includes(chars[j].c)) depth += 1;
+        else if (')]'.includes(chars[j].c)) depth = Math.max(depth - 1, 0);
+      }
+      const space = chars[i - 1].c === ' ';
+      return space && depth === 0 &&
+        (chars[i].c === '[' || (i >= 2 && chars[i - 2].c === ','));
+    };
+    let last = null, bad = null;
+    for (let i = 0; i < chars.length; i++) {
+      const ch = chars[i];
+      if (ch.w <= 0 || ch.h <= 0) continue;
+      if (last !== null && ch.mid - chars[last].mid > ch.h / 2) {
+        if (number && !allowed(i)) {
+          bad = chars.slice(Math.max(0, i - 12), i).map((x) => x.c).join('') + '⏎' +
+            chars.slice(i, i + 12).map((x) => x.c).join('');
+          break;
+        }
+      }
+      last = i;
     }
-    if (lines > 1) wraps.push({where: where(cell), text: text.slice(0, 60), lines});
+    if (bad) wraps.push({where: where(cell), text: bad.replace(/\s+/g, ' ')});
   }
   const images = [];
   for (const img of article.querySelectorAll('img')) {
@@ -1151,7 +1175,7 @@ def check_layout(
     """Judge what :data:`LAYOUT_JS` measured on a page.
 
     Errors: a table that is cut off or spills out of the text column, a table
-    cell whose number wraps over lines, a code
+    cell split inside a number, a code
     listing that is cut off, a page with figure images whose figure column is not
     ``page_width_px`` wide, and a figure image that does not fill that column (or
     show at its own size, when narrower). A table or listing that scrolls sideways
@@ -1203,9 +1227,9 @@ def check_layout(
         first = wraps[0]
         at = f" at {first['where']}" if first.get("where") else ""
         found.errors.append(
-            f"{len(wraps)} table cell(s) holding a number wrap over lines, e.g. "
-            f"“{first['text']}”{at} ({first['lines']} lines): give the table fewer "
-            "columns, shorter headers or a wider layout"
+            f"{len(wraps)} table cell(s) split inside a number, "
+            f"e.g. “{first['text']}”{at} (⏎: the line break): format numbers with "
+            "dpnotes.report.markdown_table, or give the table fewer columns"
         )
     images = layout.get("images", [])
     column = layout.get("figure")

@@ -584,13 +584,13 @@ LAYOUT_PAGES = {
     'alt="half"></figure>',
     "tall.html": '<div style="height:2500px;background:linear-gradient(red,blue)">'
     "</div>",
-    # A 60 px column: the number breaks over lines; the text cell may.
+    # A 60 px column: the number breaks inside its spread; the text cell may wrap.
     "wrapped_number.html": '<table><tr><td style="width:60px">0.52 ± 0.01 '
     '[0.50, 0.54]</td><td style="width:60px">a long label of words</td></tr>'
     "</table>",
-    "unbroken_number.html": '<div style="overflow-x:auto"><table><tr>'
-    '<td style="width:60px;white-space:nowrap">0.52 ± 0.01 [0.50, 0.54]</td>'
-    "</tr></table></div>",
+    # Broken only where report.number_breaks allows: before the interval.
+    "unbroken_number.html": '<table><tr><td style="width:60px">0.52\u00a0±\u00a0'
+    "0.01 [0.50,\u00a00.54]</td></tr></table>",
 }
 
 
@@ -675,8 +675,8 @@ def test_scrolling_and_wrapped_listings_pass(layout_site) -> None:
 def test_a_number_wrapped_in_a_table_cell_fails(layout_site) -> None:
     errors = judged(layout_site, "wrapped_number.html").errors
     assert len(errors) == 1, errors
-    assert errors[0].startswith("1 table cell(s) holding a number wrap over lines")
-    assert "0.52 ± 0.01" in errors[0]
+    assert errors[0].startswith("1 table cell(s) split inside a number")
+    assert "0.52 ± ⏎0.01" in errors[0]
     assert judged(layout_site, "unbroken_number.html").errors == []
 
 

@@ -121,10 +121,9 @@ def test_markdown_table_escapes_and_formats():
     spread = report.markdown_table(
         pd.DataFrame({"acc": ["0.784 ± 0.002 [0.78, 0.79]", "SQ ± MST"]})
     )
-    # A number cell never breaks; a text cell breaks before a ±, never after it.
-    assert (
-        spread.splitlines()[2] == "| 0.784\u00a0±\u00a00.002\u00a0[0.78,\u00a00.79] |"
-    )
+    # A number cell breaks only before its interval; a text cell breaks before a ±,
+    # never after it.
+    assert spread.splitlines()[2] == "| 0.784\u00a0±\u00a00.002 [0.78,\u00a00.79] |"
     assert spread.splitlines()[3] == "| SQ ±\u00a0MST |", "no line ends in ±"
     ages = report.markdown_table(pd.DataFrame({"ages": ["17–89"]}))
     assert ages.splitlines()[2] == "| 17–\u206089 |"
