@@ -70,8 +70,8 @@ def noise_multiplier_for(
 
     Raises:
         ValueError: For an argument out of range, or a budget that even a multiplier
-            of :data:`SIGMA_LIMIT` exceeds (too many steps or too small a budget for
-            any useful noise).
+            of ``SIGMA_LIMIT`` (10,000) exceeds (too many steps or too small a budget
+            for any useful noise).
 
     Privacy:
         Training for ``steps`` steps with this multiplier, Poisson sampling at

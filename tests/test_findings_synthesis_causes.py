@@ -88,6 +88,18 @@ def test_a_cause_missing_its_own_cells_is_not_filled_with_ours():
         sc.cause_rows(_ours(), {"recode_vanilla": object()})
 
 
+def test_ours_is_counted_on_the_comparisons_the_cause_run_makes():
+    from types import SimpleNamespace
+
+    # A partial slip run: only the SEX cells of one block are computed so far.
+    partial = _run({("MST", "SEX", 1.0, 0): 0.5})
+    config = {"stratifications": list(sc.GROUPINGS)}
+    stored = SimpleNamespace(table=partial, config=config)
+    (row,) = sc.cause_rows(_ours(), {"completion_order": stored})
+    assert (row.with_cause.wins, row.with_cause.total) == (1, 1)
+    assert (row.ours.wins, row.ours.total) == (0, 1)
+
+
 def test_a_scale_run_has_no_cells_of_ours():
     cause = _run({("MST", s, 10.0, 0): v for s, v in [("vanilla", 1.0), ("SEX", 0.5)]})
     (row,) = sc.cause_rows(_ours(), {"scale": cause})

@@ -108,6 +108,7 @@ def cause_profile(cause: str) -> str:
 
 
 _BLOCK = ["dataset", "synthesizer", "epsilon", "seed"]
+_KEY = ["dataset", "synthesizer", "epsilon"]
 _CELL = [*_BLOCK, "strata"]
 METRIC = "mean_parity_error_authors"
 
@@ -160,16 +161,19 @@ def _parts(run: object) -> tuple[pd.DataFrame, list[str] | None]:
     return table, list(config.get("stratifications") or []) or None
 
 
-def _own_grouping_tally(tab: pd.DataFrame) -> dict[str, WinTally]:
-    """Per synthesizer: stratifying by each grouping against none, over it."""
+def _own_grouping(tab: pd.DataFrame) -> pd.DataFrame:
+    """Stratifying by each grouping against none, over it: :func:`compare_metric`'s
+    rows of every grouping, with the grouping as a column (empty without any)."""
     compared = [
-        compare_metric(tab, METRIC, g)
+        compare_metric(tab, METRIC, g).assign(grouping=g)
         for g in GROUPINGS
         if {g, "vanilla"} <= set(tab.strata)
     ]
-    if not compared:
-        return {}
-    return win_tally(pd.concat(compared), by="synthesizer")
+    return pd.concat(compared) if compared else pd.DataFrame()
+
+
+def _tallies(compared: pd.DataFrame) -> dict[str, WinTally]:
+    return {} if compared.empty else win_tally(compared, by="synthesizer")
 
 
 @dataclass(frozen=True)
@@ -237,9 +241,16 @@ def cause_rows(baseline: pd.DataFrame, causes: Mapping[str, object]) -> list[Cau
                 "--set parity=authors."
             )
         tab = with_cause(baseline, run, stratifications=stratifications)
-        mine = _own_grouping_tally(tab)
+        with_c = _own_grouping(tab)
         ours_tab = baseline.merge(run[_BLOCK].drop_duplicates(), on=_BLOCK)
-        ours = _own_grouping_tally(ours_tab) if not ours_tab.empty else {}
+        ours_c = _own_grouping(ours_tab) if not ours_tab.empty else pd.DataFrame()
+        if not with_c.empty and not ours_c.empty:
+            # Ours on exactly the comparisons the cause run makes.
+            keys = with_c.reset_index()[[*_KEY, "grouping"]]
+            ours_c = (
+                ours_c.reset_index().merge(keys, on=[*_KEY, "grouping"]).set_index(_KEY)
+            )
+        mine, ours = _tallies(with_c), _tallies(ours_c)
         for syn, tally in sorted(
             mine.items(), key=lambda kv: SYNTHESIZERS.index(kv[0])
         ):
@@ -345,7 +356,7 @@ def _gem_vanilla_text() -> str:
 def _run_command(cause: str) -> str:
     settings = CAUSE_RUNS[cause]
     sets = " ".join(f"--set {k}={v}" for k, v in settings.items())
-    return f"`python -m dpnotes run strat_synth --profile paper {sets}`"
+    return f"python -m dpnotes run strat_synth --profile paper {sets}"
 
 
 @dataclass(frozen=True)
@@ -435,7 +446,11 @@ def cause_section(
                 for r in mine
             )
             if mine
-            else "not run yet"
+            else (
+                "no comparison yet (its stratified cells are still to run)"
+                if cause in done
+                else "not run yet"
+            )
         )
     for key, by in {
         "sex": ["SEX"],
