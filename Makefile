@@ -43,7 +43,7 @@ format: install
 	$(BIN)/ruff check --fix dpnotes tests benchmarks scripts book/_ext
 
 test: install lint
-	$(BIN)/python -m pytest -m "not gpu" -q --durations=25
+	$(BIN)/python -m pytest -m "not gpu" -q --durations=25 -n auto --dist loadfile
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not gpu and not slow" -q

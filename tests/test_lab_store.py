@@ -25,6 +25,10 @@ NAME = lab_toy.NAME
 _CLI = "import sys, lab_toy; from dpnotes.lab.cli import main; sys.exit(main())"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(root: Path, *args: str, sleep: float = 0.0) -> subprocess.Popen:
     """Start the command line in a new process, with the toy registered."""
     env = {**os.environ, "TOY_LAB_SLEEP": str(sleep), "PYTHONPATH": str(ROOT / "tests")}
@@ -32,6 +36,9 @@ def _cli(root: Path, *args: str, sleep: float = 0.0) -> subprocess.Popen:
         [sys.executable, "-c", _CLI, "--results", str(root), *args],
         cwd=ROOT,
         env=env,
+        # Ctrl-C as a terminal delivers it: a test runner's worker (pytest-xdist)
+        # ignores SIGINT, and a child would inherit that.
+        preexec_fn=_default_sigint,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
