@@ -98,6 +98,13 @@ def test_ours_is_counted_on_the_comparisons_the_cause_run_makes():
     (row,) = sc.cause_rows(_ours(), {"completion_order": stored})
     assert (row.with_cause.wins, row.with_cause.total) == (1, 1)
     assert (row.ours.wins, row.ours.total) == (0, 1)
+    stored.partial = True
+    section = sc.cause_section(
+        _ours(),
+        {"completion_order": stored},
+        records=pd.DataFrame({"SEX": [0], "RAC1P": [0]}),
+    )
+    assert "--set cause=completion_order" in section.texts["causes-pending"]
 
 
 def test_a_scale_run_has_no_cells_of_ours():

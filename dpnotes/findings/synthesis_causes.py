@@ -403,7 +403,10 @@ def cause_section(
     if not done:
         raise ValueError("no cause run is stored yet: nothing to show.")
     rows = cause_rows(baseline, done)
-    pending = [c for c in CAUSE_RUNS if c not in done]
+    # Not run, or stored partial (a stored result's ``partial``): both still to run.
+    pending = [
+        c for c in CAUSE_RUNS if c not in done or getattr(done[c], "partial", False)
+    ]
     moved = []
     for cause in done:
         mine = [r for r in rows if r.cause == cause]
