@@ -21,7 +21,8 @@ background load affects them alike. Throughput is examples per second.
 The target: DPSGD-F on the bookkeeping backend at 0.9 times the throughput of
 non-private SGD (MNIST CNN, batch 256, one thread). The last line is
 machine-readable, for the bookkeeping backend:
-``ratio dpsgd_f_vs_sgd=<x> dpsgd_f_vs_opacus_dpsgd=<y>``.
+``ratio dpsgd_f_vs_sgd=<x> dpsgd_f_vs_opacus_dpsgd=<y>``. With ``--profile`` it then
+prints where a step of each spends its time, operator by operator.
 """
 
 from __future__ import annotations
@@ -111,6 +112,38 @@ def time_opacus(x: torch.Tensor, y: torch.Tensor, batch: int, mode: str) -> floa
     return time.perf_counter() - start
 
 
+def profile_steps(
+    variants: dict[str, Callable[[], float]], names: list[str], steps: int, repeats: int
+) -> None:
+    """Print, per step, each operator's self CPU time for ``names`` side by side.
+
+    Each variant's epoch is profiled ``repeats`` times, taking turns, and each
+    operator keeps its smallest total: a background load inflates single epochs
+    unevenly, and the minimum is the steadier estimate (as for the throughputs).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    best: dict[str, dict[str, float]] = {name: {} for name in names}
+    for _ in range(repeats):
+        for name in names:
+            with profile(activities=[ProfilerActivity.CPU]) as prof:
+                variants[name]()
+            for e in prof.key_averages():
+                ms = e.self_cpu_time_total / 1e3 / steps
+                best[name][e.key] = min(best[name].get(e.key, float("inf")), ms)
+    ops = sorted(
+        set().union(*best.values()),
+        key=lambda k: -max(b.get(k, 0) for b in best.values()),
+    )
+    print("self CPU time per step (ms), fastest of", repeats, "profiled epochs:")
+    print(f"  {'operator':42s}" + "".join(f"{n:>22s}" for n in names))
+    for op in ops[:14]:
+        cells = "".join(f"{best[n].get(op, 0.0):22.1f}" for n in names)
+        print(f"  {op[:42]:42s}{cells}")
+    totals = "".join(f"{sum(best[n].values()):22.1f}" for n in names)
+    print(f"  {'all operators':42s}{totals}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=1)
@@ -119,6 +152,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-functorch", action="store_true")
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print where a step of SGD and of DPSGD-F (bookkeeping) spends time",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     global DEVICE
@@ -166,6 +204,10 @@ def main() -> None:
     vs_opacus = rate["dpsgd_f[bookkeeping]"] / rate["opacus_dpsgd"]
     print(f"ratio dpsgd_f_vs_sgd={vs_sgd:.3f} dpsgd_f_vs_opacus_dpsgd={vs_opacus:.3f}")
     print(f"after: {machine_line()}")
+    if args.profile:
+        profile_steps(
+            variants, ["sgd", "dpsgd_f[bookkeeping]"], args.steps, args.repeats
+        )
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def params_of(model: nn.Module) -> torch.Tensor:
         ({"groups": "float"}, TypeError, "integer"),
         ({"groups": "short"}, ValueError, "one label per example"),
         ({"y": "short"}, ValueError, "same positive number"),
-        ({"batch_size": 0}, ValueError, "sample rate"),
+        ({"batch_size": 0}, ValueError, "batch_size must be at least 1"),
         ({"batch_size": 5000}, ValueError, "sample rate"),
         ({"noise_multiplier": 0.0}, ValueError, "noise_multiplier"),
         ({"noise_multiplier": -1.0}, ValueError, "noise_multiplier"),

@@ -3,6 +3,8 @@
 * :mod:`dpnotes.dpsgd.rules` -- DPSGD-F's Algorithms 1-3 as the paper states them:
   the private counts, Naive's weights, DPSGD-F's bounds, one step function each, and
   their epsilon (:func:`dpsgd_epsilon`).
+* :mod:`dpnotes.dpsgd.settings` -- a run's settings as frozen records
+  (:class:`Privacy`, :class:`Schedule`; with :class:`DPSGDFRule`, all a run's switches).
 * :mod:`dpnotes.dpsgd.loop` -- :func:`~dpnotes.dpsgd.loop.train` (SGD, DPSGD, Naive,
   DPSGD-F) and its results.
 * :mod:`dpnotes.dpsgd.evaluate` -- predictions and accuracy per group.
@@ -42,19 +44,24 @@ from dpnotes.dpsgd.loop import (
 from dpnotes.dpsgd.rules import (
     COUNT_NOISE_FACTOR,
     PRIVATE_METHODS,
+    DPSGDFRule,
     StepOutput,
     dpsgd_epsilon,
     step_noise_multipliers,
 )
+from dpnotes.dpsgd.settings import Privacy, Schedule
 
 __all__ = [
     "COUNT_NOISE_FACTOR",
     "METHODS",
     "PRIVATE_METHODS",
     "Accuracies",
+    "DPSGDFRule",
     "EpochStats",
     "PerSampleClipper",
     "PerSampleGradients",
+    "Privacy",
+    "Schedule",
     "StepOutput",
     "TrainResult",
     "accuracies",

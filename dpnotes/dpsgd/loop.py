@@ -42,10 +42,15 @@ from dpnotes.dpsgd.rules import (
     naive_step,
     step_noise_multipliers,
 )
+from dpnotes.dpsgd.settings import (
+    LR_SCHEDULES,
+    Privacy,
+    Schedule,
+    from_keywords,
+)
 from dpnotes.rng import check_rng
 from dpnotes.validation import (
     check_choice,
-    check_delta,
     check_int,
     check_positive,
 )
@@ -63,7 +68,6 @@ __all__ = [
 Method = Literal["sgd", "dpsgd", "naive", "dpsgd_f"]
 #: The methods :func:`train` runs: non-private SGD and the private methods.
 METHODS: tuple[str, ...] = ("sgd", *PRIVATE_METHODS)
-_LR_SCHEDULES = ("1/sqrt(T)", "1/sqrt(t)")
 
 
 # --------------------------------------------------------------------------------------
@@ -257,6 +261,8 @@ class _Run:
     target_epsilon: float | None
     on_epoch_end: Callable[[int, nn.Module], None] | None
     rule: DPSGDFRule | None = None
+    privacy: Privacy | None = None  # the records the run was made from
+    schedule: Schedule | None = None
 
     @property
     def private(self) -> bool:
@@ -293,41 +299,26 @@ def _check_arguments(
     groups: Any,
     *,
     num_groups: Any,
-    method: Any,
-    noise_multiplier: Any,
-    clip_norm: Any,
-    count_noise_multiplier: Any,
-    batch_size: Any,
-    epochs: Any,
-    steps: Any,
-    delta: Any,
-    target_epsilon: Any,
-    weight_decay: Any,
-    momentum: Any,
-    sampling: Any,
+    method: str,
+    privacy: Privacy | None,
+    schedule: Schedule,
     on_epoch_end: Any,
     class_labels: bool,
     rule: Any = None,
 ) -> _Run:
-    """Validate :func:`train`'s arguments; see its docstring for the rules."""
-    check_choice(method, METHODS, "method")
+    """Check the data against the settings records; see :func:`train` for the rules.
+
+    The records checked their own fields when they were made (:mod:`.settings`); what
+    is left needs the model, the data or several records at once.
+    """
+    target_epsilon = privacy.target_epsilon if privacy is not None else None
     rule = _check_rule(rule, method, target_epsilon)
-    check_choice(sampling, ("poisson", "shuffle"), "sampling")
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
     num_groups = check_int(num_groups, "num_groups", minimum=1)
-    if epochs is not None and steps is not None:
-        raise ValueError(
-            f"pass epochs or steps, not both (got epochs={epochs!r}, steps={steps!r}): "
-            "steps fixes the number of steps, and the last epoch is then partial."
-        )
-    epochs = 1 if epochs is None and steps is None else epochs
-    if steps is not None:
-        steps = check_int(steps, "steps", minimum=1)
-    else:
-        epochs = check_int(epochs, "epochs", minimum=1)
-    batch_size = check_int(batch_size, "batch_size")
-    delta = check_delta(delta)
+    steps = schedule.steps
+    epochs = 1 if schedule.epochs is None and steps is None else schedule.epochs
+    batch_size = schedule.batch_size
     x_t = _check_inputs(model, x)
     n = int(x_t.shape[0])
     y_t = _check_targets(y, n, class_labels)
@@ -340,38 +331,27 @@ def _check_arguments(
     if steps is not None:
         epochs = -(-steps // (n // batch_size))
     sigma2 = sigma1 = c0 = None
-    if method != "sgd":
-        if noise_multiplier is None or clip_norm is None:
-            raise ValueError(
-                f"method={method!r} needs noise_multiplier and clip_norm, e.g. "
-                "noise_multiplier=1.0, clip_norm=1.0."
-            )
-        sigma2 = check_positive(noise_multiplier, "noise_multiplier")
-        c0 = check_positive(clip_norm, "clip_norm")
+    if privacy is not None:
+        sigma2, c0 = privacy.noise_multiplier, privacy.clip_norm
         if method in ("naive", "dpsgd_f"):
-            if count_noise_multiplier is not None:
-                count_noise_multiplier = check_positive(
-                    count_noise_multiplier, "count_noise_multiplier"
-                )
             _, sigma1 = step_noise_multipliers(
                 method,
                 noise_multiplier=sigma2,
-                count_noise_multiplier=count_noise_multiplier,
+                count_noise_multiplier=privacy.count_noise_multiplier,
             )
-    elif target_epsilon is not None:
-        raise ValueError(
-            "method='sgd' is not private, so target_epsilon has no meaning; drop it."
-        )
     if on_epoch_end is not None and not callable(on_epoch_end):
         raise TypeError(
             "on_epoch_end must be a function on_epoch_end(epoch, model) or None, got "
             f"{type(on_epoch_end).__name__}."
         )
+    weight_decay = schedule.weight_decay
     if weight_decay is None:
         weight_decay = float(getattr(model, "weight_decay", 0.0))
-    if weight_decay < 0 or not math.isfinite(weight_decay):
-        raise ValueError(f"weight_decay must be finite and >= 0, got {weight_decay!r}.")
-    momentum = _check_momentum(momentum)
+        if weight_decay < 0 or not math.isfinite(weight_decay):
+            raise ValueError(
+                f"the model's weight_decay attribute must be finite and >= 0, got "
+                f"{weight_decay!r}."
+            )
     return _Run(
         method=method,
         x=x_t,
@@ -381,17 +361,42 @@ def _check_arguments(
         batch_size=batch_size,
         epochs=epochs,
         steps=steps,
-        delta=delta,
+        delta=privacy.delta if privacy is not None else Privacy.delta,
         sigma2=sigma2,
         sigma1=sigma1,
         c0=c0,
         weight_decay=weight_decay,
-        momentum=momentum,
-        sampling=sampling,
+        momentum=schedule.momentum,
+        sampling=schedule.sampling,
         target_epsilon=target_epsilon,
         on_epoch_end=on_epoch_end,
         rule=rule,
+        privacy=privacy,
+        schedule=schedule,
     )
+
+
+def _privacy_of(method: str, privacy: Any, **keywords: Any) -> Privacy | None:
+    """The run's :class:`Privacy` (``None`` for SGD), from the record or keywords."""
+    if method == "sgd":
+        asked = keywords["target_epsilon"] is not None or (
+            isinstance(privacy, Privacy) and privacy.target_epsilon is not None
+        )
+        if asked:
+            raise ValueError(
+                "method='sgd' is not private, so target_epsilon has no meaning; "
+                "drop it."
+            )
+        return None  # SGD releases nothing noisy: its privacy settings are ignored
+    if privacy is None and (
+        keywords["noise_multiplier"] is None or keywords["clip_norm"] is None
+    ):
+        raise ValueError(
+            f"method={method!r} needs noise_multiplier and clip_norm, e.g. "
+            "privacy=Privacy(noise_multiplier=1.0, clip_norm=1.0) (or the keywords "
+            "noise_multiplier=1.0, clip_norm=1.0)."
+        )
+    return from_keywords(Privacy, privacy, "privacy", **keywords)
 
 
 def _check_rule(rule: Any, method: Any, target_epsilon: Any) -> DPSGDFRule | None:
@@ -414,20 +419,6 @@ def _check_rule(rule: Any, method: Any, target_epsilon: Any) -> DPSGDFRule | Non
             f"{target_epsilon!r} and train for a fixed number of epochs or steps."
         )
     return None if rule.is_default else rule
-
-
-def _check_momentum(momentum: Any) -> float:
-    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
-        raise TypeError(
-            f"momentum must be a number in [0, 1), got {type(momentum).__name__}."
-        )
-    momentum = float(momentum)
-    if not (math.isfinite(momentum) and 0.0 <= momentum < 1.0):
-        raise ValueError(
-            f"momentum must be in [0, 1) (0: plain SGD; 0.5 in the reference code), "
-            f"got {momentum!r}."
-        )
-    return momentum
 
 
 def _model_dtype(model: nn.Module) -> torch.dtype:
@@ -581,7 +572,7 @@ def _resolve_lr(
     refused here rather than ending (or corrupting) a run midway.
     """
     if isinstance(lr, str):
-        check_choice(lr, _LR_SCHEDULES, "lr schedule")
+        check_choice(lr, LR_SCHEDULES, "lr schedule")
         if lr == "1/sqrt(T)":
             const = 1.0 / math.sqrt(max(total_steps, 1))
             return lambda t: const
@@ -997,18 +988,9 @@ def train(
     *,
     num_groups: int,
     method: Method = "dpsgd_f",
-    noise_multiplier: float | None = None,
-    clip_norm: float | None = None,
-    count_noise_multiplier: float | None = None,
-    lr: float | Callable[[int], float] | str = 0.1,
-    batch_size: int = 256,
-    epochs: int | None = None,
-    steps: int | None = None,
-    delta: float = 1e-5,
-    target_epsilon: float | None = None,
-    weight_decay: float | None = None,
-    momentum: float = 0.0,
-    sampling: Literal["poisson", "shuffle"] = "poisson",
+    privacy: Privacy | None = None,
+    schedule: Schedule | None = None,
+    rule: DPSGDFRule | None = None,
     loss_fn: LossFn | None = None,
     backend: Backend = "ghost",
     rng: np.random.Generator | None = None,
@@ -1016,12 +998,25 @@ def train(
     device: str | torch.device | None = None,
     progress: bool = False,
     on_epoch_end: Callable[[int, nn.Module], None] | None = None,
-    rule: DPSGDFRule | None = None,
+    noise_multiplier: float | None = None,
+    clip_norm: float | None = None,
+    count_noise_multiplier: float | None = None,
+    delta: float | None = None,
+    target_epsilon: float | None = None,
+    lr: float | Callable[[int], float] | str | None = None,
+    batch_size: int | None = None,
+    epochs: int | None = None,
+    steps: int | None = None,
+    weight_decay: float | None = None,
+    momentum: float | None = None,
+    sampling: Literal["poisson", "shuffle"] | None = None,
 ) -> TrainResult:
     """Train a copy of ``model`` with SGD, DPSGD, Naive or DPSGD-F.
 
-    Each step draws a batch (Poisson sampling with rate ``q = batch_size / n`` by
-    default), applies the method's rule (:func:`~dpnotes.dpsgd.rules.dpsgd_step`,
+    A run is three frozen records (:mod:`dpnotes.dpsgd.settings`): ``privacy``,
+    ``schedule`` and, for DPSGD-F, its bound ``rule``. Each step draws a batch
+    (Poisson sampling with rate ``q = batch_size / n`` by default), applies the
+    method's rule (:func:`~dpnotes.dpsgd.rules.dpsgd_step`,
     :func:`~dpnotes.dpsgd.rules.naive_step`,
     :func:`~dpnotes.dpsgd.rules.dpsgd_f_step`), divides the noisy sum by the expected
     batch size ``batch_size``, adds ``weight_decay * w`` (data-independent L2
@@ -1037,35 +1032,13 @@ def train(
         groups: Group label ``0..num_groups-1`` of each example, ``(n,)``.
         num_groups: The public number of groups ``K``; every group must occur.
         method: ``"sgd"``, ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
-        noise_multiplier: ``sigma_2`` (required unless ``method="sgd"``, where the
-            privacy arguments are ignored).
-        clip_norm: ``C_0`` (required unless ``method="sgd"``).
-        count_noise_multiplier: ``sigma_1`` for Naive and DPSGD-F; default
-            ``COUNT_NOISE_FACTOR * noise_multiplier`` (10, as in the paper;
-            :func:`~dpnotes.dpsgd.rules.step_noise_multipliers`).
-        lr: Learning rate: a positive float, a function of the step ``t`` (from 0;
-            it is evaluated at every planned step before the first, and must be
-            finite and positive at each), ``"1/sqrt(T)"`` (constant ``1/sqrt(T)``,
-            ``T`` the number of steps the run will take) or ``"1/sqrt(t)"``
-            (``1/sqrt(t+1)``).
-        batch_size: Expected batch size ``b`` (exact for ``"shuffle"``), ``<= n``.
-        epochs: Number of epochs (default 1 when ``steps`` is not given either).
-        steps: Number of steps instead of ``epochs``; the last epoch is then
-            partial (e.g. ``ceil(60 n / 256)`` steps, the count the DPSGD-F paper's
-            epsilons use; :func:`dpnotes.experiments.dpsgd_f.planned_steps`).
-        delta: Target delta of the reported epsilon.
-        target_epsilon: Stop before the first step that would bring epsilon above
-            this value (to compare methods at one budget).
-        weight_decay: L2 coefficient, applied to every trainable parameter; default
-            the model's ``weight_decay`` attribute if it has one, else 0.
-        momentum: Heavy-ball momentum ``mu`` in ``[0, 1)`` with ``torch.optim.SGD``'s
-            semantics (``v = mu v + d``, ``w -= lr v``; 0: plain SGD). It acts on
-            the already-noised update, so it is post-processing and costs no
-            privacy; the reference code the paper replicates uses 0.5.
-        sampling: ``"poisson"`` (default; the accounting is exact) or
-            ``"shuffle"`` (the paper's fixed-size batches of a shuffled epoch; the
-            reported RDP epsilon is then only an approximation, since the subsampled
-            Gaussian analysis assumes Poisson sampling).
+        privacy: What the run releases and how noisily
+            (:class:`~dpnotes.dpsgd.settings.Privacy`: ``sigma_2``, ``C_0``,
+            ``sigma_1``, ``delta``, ``target_epsilon``); required unless
+            ``method="sgd"``, which ignores it.
+        schedule: How it trains (:class:`~dpnotes.dpsgd.settings.Schedule`: learning
+            rate, batch size, epochs or steps, weight decay, momentum, sampling);
+            default ``Schedule()``.
         loss_fn: Per-sample loss ``loss_fn(output, target) -> (b,)``; default
             cross-entropy.
         backend: Per-sample gradient engine backend
@@ -1081,11 +1054,10 @@ def train(
             restored afterwards. Use it to evaluate (e.g. per-group test accuracy
             after each epoch); it must not modify the model. Evaluating on held-out
             data costs no privacy.
-        rule: DPSGD-F only: the reading of its bound rule, one frozen record of
-            switches (:class:`~dpnotes.dpsgd.rules.DPSGDFRule`; default the
-            package's). Under a rule that is not private (exact counts, or gradient
-            noise not scaled by ``max_k C_k``) the run reports ``epsilon = inf``
-            and takes no ``target_epsilon``.
+        noise_multiplier, clip_norm, count_noise_multiplier, delta, target_epsilon:
+            Shorthand for ``privacy=Privacy(...)`` with these fields (not both).
+        lr, batch_size, epochs, steps, weight_decay, momentum, sampling: Shorthand
+            for ``schedule=Schedule(...)`` with these fields (not both).
 
     Returns:
         A :class:`TrainResult` with the trained model, epsilon, steps, per-group
@@ -1102,11 +1074,11 @@ def train(
             non-finite or non-positive rate at a planned step, both ``epochs`` and
             ``steps``, a model without trainable parameters, a
             ``target_epsilon`` that a single step exceeds, a ``rule`` with a method
-            other than DPSGD-F, or a ``target_epsilon`` with a rule that is not
-            private.
+            other than DPSGD-F, a ``target_epsilon`` with a rule that is not
+            private, or a record beside its own shorthand keywords.
         TypeError: For a wrong type (integer inputs, non-integer class labels or
-            group labels, a ``rule`` that is not a ``DPSGDFRule``), or not exactly
-            one of ``rng``/``generator``.
+            group labels, a ``rule``, ``privacy`` or ``schedule`` that is not its
+            record), or not exactly one of ``rng``/``generator``.
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbours (Poisson sampling),
@@ -1131,6 +1103,28 @@ def train(
     """
     from tqdm import tqdm
 
+    check_choice(method, METHODS, "method")
+    privacy = _privacy_of(
+        method,
+        privacy,
+        noise_multiplier=noise_multiplier,
+        clip_norm=clip_norm,
+        count_noise_multiplier=count_noise_multiplier,
+        delta=delta,
+        target_epsilon=target_epsilon,
+    )
+    schedule = from_keywords(
+        Schedule,
+        schedule,
+        "schedule",
+        lr=lr,
+        batch_size=batch_size,
+        epochs=epochs,
+        steps=steps,
+        weight_decay=weight_decay,
+        momentum=momentum,
+        sampling=sampling,
+    )
     run = _check_arguments(
         model,
         x,
@@ -1138,17 +1132,8 @@ def train(
         groups,
         num_groups=num_groups,
         method=method,
-        noise_multiplier=noise_multiplier,
-        clip_norm=clip_norm,
-        count_noise_multiplier=count_noise_multiplier,
-        batch_size=batch_size,
-        epochs=epochs,
-        steps=steps,
-        delta=delta,
-        target_epsilon=target_epsilon,
-        weight_decay=weight_decay,
-        momentum=momentum,
-        sampling=sampling,
+        privacy=privacy,
+        schedule=schedule,
         on_epoch_end=on_epoch_end,
         class_labels=loss_fn is None,
         rule=rule,
@@ -1158,7 +1143,7 @@ def train(
     _probe(net, run, dev, class_labels=loss_fn is None)
     net.train()
     total = _plan_steps(run)
-    rate = _resolve_lr(lr, total)
+    rate = _resolve_lr(schedule.lr, total)
     streams = _stream_generators(rng, generator, dev)
     clipper = PerSampleClipper(
         net, loss_fn or cross_entropy_per_sample, backend=backend

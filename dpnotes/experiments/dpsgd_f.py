@@ -62,12 +62,16 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from dpnotes.lab.registry import Cache, Profile, register
+
+if TYPE_CHECKING:  # the records' module imports no torch, the rule's does
+    from dpnotes.dpsgd.rules import DPSGDFRule
+    from dpnotes.dpsgd.settings import Privacy, Schedule
 
 __all__ = [
     "DATASET_FILES",
@@ -462,7 +466,6 @@ def _train_and_evaluate(
     """Train one run, test accuracy after every epoch: :func:`train_and_evaluate`."""
     from dpnotes.dpsgd.loop import train
     from dpnotes.dpsgd.models import paper_model
-    from dpnotes.dpsgd.rules import DPSGDFRule, step_noise_multipliers
     from dpnotes.rng import torch_generator
 
     started = time.perf_counter()
@@ -478,10 +481,6 @@ def _train_and_evaluate(
     names = _group_labels(split)
     n_train = len(split.y_train)
     private = method != "sgd"
-    sigma = float(settings["noise_multiplier"])
-    budget = dpsgd_budget(settings, n_train) if private else None
-    # A bound rule (the cause study): DPSGD-F read another way, for DPSGD's steps.
-    rule = DPSGDFRule(**settings["rule"]) if "rule" in settings else None
     model = paper_model(
         dataset, n_features=split.n_features, generator=torch_generator(init_rng)
     )
@@ -490,6 +489,9 @@ def _train_and_evaluate(
     def record(epoch: int, net) -> None:
         per_epoch[epoch] = _accuracies(net, split)
 
+    privacy, schedule, rule = training_records(
+        config, settings, method=method, n_train=n_train
+    )
     result = train(
         model,
         split.x_train,
@@ -497,27 +499,9 @@ def _train_and_evaluate(
         split.g_train,
         num_groups=split.n_groups,
         method=method,
-        noise_multiplier=sigma if private else None,
-        clip_norm=float(settings["clip_norm"]) if private else None,
-        count_noise_multiplier=(
-            step_noise_multipliers(
-                method,
-                noise_multiplier=sigma,
-                count_noise_factor=_count_noise_factor(config, settings),
-            )[1]
-            if method in ("naive", "dpsgd_f")
-            else None
-        ),
-        lr=settings["lr"],
-        batch_size=int(settings["batch_size"]),
-        **_length(settings, n_train),
-        delta=float(settings["delta"]),
-        momentum=float(settings.get("momentum", 0.0)),
-        target_epsilon=(
-            budget if method in ("naive", "dpsgd_f") and rule is None else None
-        ),
+        privacy=privacy,
+        schedule=schedule,
         rule=rule,
-        sampling=settings.get("sampling", config.sampling),
         rng=train_rng,
         device=_device(config),
         progress=progress,
@@ -551,7 +535,7 @@ def _train_and_evaluate(
             rows.append(("epsilon", "all", h.epoch, h.epsilon))
             rows.append(("epsilon_classic", "all", h.epoch, h.epsilon_classic))
     if private and rule is None:
-        rows.append(("target_epsilon", "all", last, float(budget)))
+        rows.append(("target_epsilon", "all", last, dpsgd_budget(settings, n_train)))
     if result.group_epsilon is not None:
         rows += [
             ("group_epsilon", g, last, float(e))
@@ -571,6 +555,66 @@ def _train_and_evaluate(
         ]
     rows.append(("wall_seconds", "all", last, time.perf_counter() - started))
     return pd.DataFrame(rows, columns=["metric", "group", "epoch", "value"])
+
+
+def training_records(
+    config: TrainingProfile,
+    settings: Mapping[str, Any],
+    *,
+    method: str,
+    n_train: int,
+) -> tuple[Privacy | None, Schedule, DPSGDFRule | None]:
+    """Return the records one run of a profile trains with: privacy, schedule, rule.
+
+    The one place a profile's settings of a data set become what
+    :func:`dpnotes.dpsgd.train` reads (:mod:`dpnotes.dpsgd.settings`): the noise
+    multiplier, clip norm and delta as given; the counts' multiplier from the
+    profile's ``count_noise_factor`` (or the run's own); Naive and DPSGD-F stop at
+    DPSGD's epsilon for the same steps (:func:`dpsgd_budget`), except under a bound
+    ``rule`` of the cause study, which runs DPSGD's steps whatever it spends.
+
+    >>> from dpnotes.lab.registry import get_experiment
+    >>> config = get_experiment("dpsgdf_reference").config("paper")
+    >>> settings = config.datasets["mnist"]
+    >>> privacy, schedule, rule = training_records(
+    ...     config, settings, method="dpsgd", n_train=54649)
+    >>> privacy.noise_multiplier, privacy.clip_norm, schedule.momentum, rule
+    (0.8, 1.0, 0.5, None)
+    """
+    from dpnotes.dpsgd.rules import DPSGDFRule, step_noise_multipliers
+    from dpnotes.dpsgd.settings import Privacy, Schedule
+
+    # A bound rule (the cause study): DPSGD-F read another way, for DPSGD's steps.
+    rule = DPSGDFRule(**settings["rule"]) if "rule" in settings else None
+    schedule = Schedule(
+        lr=settings["lr"],
+        batch_size=int(settings["batch_size"]),
+        **_length(settings, n_train),
+        momentum=float(settings.get("momentum", 0.0)),
+        sampling=settings.get("sampling", config.sampling),
+    )
+    if method == "sgd":
+        return None, schedule, rule
+    sigma = float(settings["noise_multiplier"])
+    counted = method in ("naive", "dpsgd_f")
+    privacy = Privacy(
+        noise_multiplier=sigma,
+        clip_norm=float(settings["clip_norm"]),
+        count_noise_multiplier=(
+            step_noise_multipliers(
+                method,
+                noise_multiplier=sigma,
+                count_noise_factor=_count_noise_factor(config, settings),
+            )[1]
+            if counted
+            else None
+        ),
+        delta=float(settings["delta"]),
+        target_epsilon=(
+            dpsgd_budget(settings, n_train) if counted and rule is None else None
+        ),
+    )
+    return privacy, schedule, rule
 
 
 def _length(settings: Mapping[str, Any], n_train: int) -> dict[str, int]:
