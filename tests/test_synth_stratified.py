@@ -16,6 +16,7 @@ from dpnotes.data.employment import (
 from dpnotes.metrics import classifier_group_metrics, max_mean_disparity
 from dpnotes.synth import MST, Stratified, strata_of, stratum_weights
 from dpnotes.synth.base import Synthesizer
+from dpnotes.synth.codebook import Codebook
 from dpnotes.synth.stratified import largest_remainder
 
 DOMAIN = {"G": 3, "A": 2, "B": 3}
@@ -79,6 +80,52 @@ def test_sample_sizes_follow_the_weights_and_strata_are_written_back() -> None:
     assert (out.loc[out.G == 1, "A"] == 1).all() and (
         out.loc[out.G == 0, "A"] == 0
     ).all()
+
+
+CODEBOOK = Codebook(
+    categories={"G": ["F", "M", "X"], "A": ["no", "yes"], "B": ["lo", "mid", "hi"]}
+)
+BINNED = Codebook(categories={"G": ["F", "M", "X"]}, bins={"B": [0, 1, 2, 3]})
+
+
+def test_weights_keyed_by_labels_through_the_codebook() -> None:
+    data = make_data()
+    by_labels = Stratified(
+        Recorder(epsilon=1.0, delta=1e-6), "G", {"F": 0.5, "M": 0.3, "X": 0.2},
+        codebook=CODEBOOK,
+    )  # fmt: skip
+    by_codes = Stratified(
+        Recorder(epsilon=1.0, delta=1e-6), "G", {(0,): 0.5, (1,): 0.3, (2,): 0.2}
+    )
+    for m in (by_labels, by_codes):
+        m.fit(data, DOMAIN, rng=np.random.default_rng(0))
+    assert np.array_equal(by_labels.weights_, by_codes.weights_)
+    two = Stratified(
+        Recorder(epsilon=1.0, delta=1e-6), ["G", "B"],
+        {(g, b): 1 / 9 for g in ("F", "M", "X") for b in ("lo", "mid", "hi")},
+        codebook=CODEBOOK,
+    )  # fmt: skip
+    two.fit(data, DOMAIN, rng=np.random.default_rng(0))
+    assert two.weights_ == pytest.approx(np.full(9, 1 / 9))
+
+
+@pytest.mark.parametrize(
+    ("by", "weights", "codebook", "error", "match"),
+    [
+        ("G", {"F": 0.5, "M": 0.3, "X": 0.2}, None, TypeError, "pass codebook="),
+        ("G", {"F": 0.5, "M": 0.3, "Z": 0.2}, CODEBOOK, ValueError, "does not list"),
+        ("G", {("F", "no"): 1.0}, CODEBOOK, ValueError, "2 part"),
+        ("B", {0: 0.5, 1: 0.3, 2: 0.2}, BINNED, ValueError, "bin code"),
+    ],
+)
+def test_label_weights_without_or_beyond_the_codebook_are_clear_errors(
+    by, weights, codebook, error, match
+) -> None:
+    model = Stratified(MST(epsilon=1.0, delta=1e-6), by, weights, codebook=codebook)
+    with pytest.raises(error, match=match):
+        model.fit(make_data(), DOMAIN, rng=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="Codebook"):
+        Stratified(MST(epsilon=1.0, delta=1e-6), "G", [1, 0, 0], codebook={"G": []})
 
 
 def test_largest_remainder_sums_to_n() -> None:

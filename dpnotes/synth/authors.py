@@ -94,7 +94,32 @@ def recode_present(synth: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-class DataDomain(Synthesizer):
+class _Wrapper(Synthesizer):
+    """A synthesizer that fits a deep copy of ``base`` its own way (same budget)."""
+
+    def __init__(self, base: Synthesizer) -> None:
+        self._check_base(base)
+        super().__init__(epsilon=base.epsilon, delta=base.delta)
+        self.base = base
+
+    @staticmethod
+    def _check_base(base: object) -> None:
+        if not isinstance(base, Synthesizer):
+            raise TypeError(
+                f"base must be an unfitted synthesizer, got {type(base).__name__}."
+            )
+
+    def _fit_inner(
+        self, inner: Synthesizer, data: pd.DataFrame, domain: dict[str, int], rng
+    ) -> None:
+        self.inner_ = inner.fit(data, domain, rng=rng)
+        self.accountant_ = self.inner_.accountant_
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base!r})"
+
+
+class DataDomain(_Wrapper):
     """**Not private**: ``base`` fitted on the domain of the values its records hold.
 
     Each attribute's values present in the records are renumbered ``0..m-1``,
@@ -103,14 +128,6 @@ class DataDomain(Synthesizer):
     ``base`` spends is accounted as usual, but the domain itself is read from the
     data outside it, so the release is not differentially private.
     """
-
-    def __init__(self, base: Synthesizer) -> None:
-        if not isinstance(base, Synthesizer):
-            raise TypeError(
-                f"base must be an unfitted synthesizer, got {type(base).__name__}."
-            )
-        super().__init__(epsilon=base.epsilon, delta=base.delta)
-        self.base = base
 
     def _fit(
         self, data: pd.DataFrame, domain: dict[str, int], rng: np.random.Generator
@@ -123,18 +140,14 @@ class DataDomain(Synthesizer):
         codes = pd.DataFrame(
             {a: np.searchsorted(self.values_[a], data[a].to_numpy()) for a in domain}
         )
-        self.inner_ = copy.deepcopy(self.base).fit(codes, inner, rng=rng)
-        self.accountant_ = self.inner_.accountant_
+        self._fit_inner(copy.deepcopy(self.base), codes, inner, rng)
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         sample = self.inner_.sample(n, rng=rng)
         return {a: v[sample[a].to_numpy()] for a, v in self.values_.items()}
 
-    def __repr__(self) -> str:
-        return f"DataDomain({self.base!r})"
 
-
-class TwoWayWorkload(Synthesizer):
+class TwoWayWorkload(_Wrapper):
     """``base`` (an AIM or another workload-driven synthesizer) fitted with every 2-way
     marginal of the domain it is given as its workload.
 
@@ -143,29 +156,24 @@ class TwoWayWorkload(Synthesizer):
     depends on the public domain only), so the release stays private.
     """
 
-    def __init__(self, base: Synthesizer) -> None:
+    @staticmethod
+    def _check_base(base: object) -> None:
         if not isinstance(base, Synthesizer) or not hasattr(base, "workload"):
             raise TypeError(
                 "base must be an unfitted synthesizer with a workload, such as "
                 f"AIM(epsilon=1.0, delta=1e-9); got {type(base).__name__}."
             )
-        super().__init__(epsilon=base.epsilon, delta=base.delta)
-        self.base = base
 
     def _fit(
         self, data: pd.DataFrame, domain: dict[str, int], rng: np.random.Generator
     ) -> None:
         inner = copy.deepcopy(self.base)
         inner.workload = two_way_workload(domain)
-        self.inner_ = inner.fit(data, domain, rng=rng)
-        self.accountant_ = self.inner_.accountant_
+        self._fit_inner(inner, data, domain, rng)
 
     def _sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
         sample = self.inner_.sample(n, rng=rng)
         return {a: sample[a].to_numpy() for a in sample}
-
-    def __repr__(self) -> str:
-        return f"TwoWayWorkload({self.base!r})"
 
 
 def completion_order_counts(

@@ -24,12 +24,14 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 
 from dpnotes.rng import check_rng
 from dpnotes.synth.base import Synthesizer
+from dpnotes.synth.codebook import Codebook
 from dpnotes.synth.domain import Domain, check_data, check_domain, drop_attributes
 from dpnotes.validation import check_int, check_weights
 
@@ -127,6 +129,16 @@ class Stratified:
             is a tuple of codes of ``by``; a plain code is accepted for one attribute)
             covering every stratum of :func:`strata_of`, or a sequence in that order.
             They must sum to one.
+        codebook: The public :class:`~dpnotes.synth.codebook.Codebook` the data were
+            encoded with; given, the keys of a ``weights`` mapping are *labels* of the
+            ``by`` attributes (``{"F": 0.51, "M": 0.49}``, or tuples of labels),
+            translated to codes through it.
+
+    Raises:
+        TypeError: At :meth:`fit`, for weights keyed by labels without a
+            ``codebook`` (the message says how to key them by codes).
+        ValueError: At :meth:`fit`, for weights that miss or add a stratum, name a
+            label the codebook lacks, or do not sum to one.
 
     Privacy:
         Adding or removing one record changes one stratum's data only, so by parallel
@@ -144,7 +156,14 @@ class Stratified:
         base: Synthesizer,
         by: str | Sequence[str],
         weights: Mapping | Sequence[float] | np.ndarray,
+        *,
+        codebook: Codebook | None = None,
     ) -> None:
+        if codebook is not None and not isinstance(codebook, Codebook):
+            raise TypeError(
+                f"codebook must be a dpnotes.synth.Codebook or None, got "
+                f"{type(codebook).__name__}."
+            )
         if not isinstance(base, Synthesizer):
             raise TypeError(
                 "base must be an unfitted synthesizer such as MST(epsilon=1.0, "
@@ -153,6 +172,7 @@ class Stratified:
         self.base = base
         self.by = [by] if isinstance(by, str) else list(by)
         self.weights = weights
+        self.codebook = codebook
         self.synthesizers_: dict[Stratum, Synthesizer] | None = None
         self.domain_: dict[str, int] | None = None
 
@@ -160,7 +180,7 @@ class Stratified:
         w = self.weights
         if isinstance(w, Mapping):
             norm = {(k if isinstance(k, tuple) else (k,)): v for k, v in w.items()}
-            norm = {tuple(int(c) for c in k): v for k, v in norm.items()}
+            norm = {self._stratum_of(k): v for k, v in norm.items()}
             missing = [s for s in strata if s not in norm]
             extra = [k for k in norm if k not in set(strata)]
             if missing or extra:
@@ -178,6 +198,40 @@ class Stratified:
                     "strata; give one per stratum of strata_of(domain, by), in order."
                 )
         return check_weights(arr, len(strata))
+
+    def _stratum_of(self, key: tuple) -> Stratum:
+        """The codes of one key of ``weights``: codes as given, or labels translated."""
+        if len(key) != len(self.by):
+            raise ValueError(
+                f"weights key {key!r} has {len(key)} part(s) but the strata are "
+                f"combinations of {len(self.by)} attribute(s) {self.by}."
+            )
+        if self.codebook is None:
+            bad = [c for c in key if isinstance(c, bool) or not isinstance(c, Integral)]
+            if bad:
+                raise TypeError(
+                    f"weights are keyed by {key!r}, but a stratum is a tuple of codes "
+                    f"0..d-1 of {self.by}; pass codebook= (the Codebook the data were "
+                    "encoded with) to key the weights by labels, or key them by "
+                    "codes: codebook.categories[attribute].index(label)."
+                )
+            return tuple(int(c) for c in key)
+        codes = []
+        for attribute, label in zip(self.by, key, strict=True):
+            labels = self.codebook.categories.get(attribute)
+            if labels is None:
+                raise ValueError(
+                    f"{attribute!r} is not a categorical column of the codebook "
+                    f"(categorical: {list(self.codebook.categories)}); key its "
+                    "weights by bin code, without codebook=."
+                )
+            if label not in labels:
+                raise ValueError(
+                    f"weights name label {label!r} of {attribute!r}, which the "
+                    f"codebook does not list (labels: {list(labels)[:12]})."
+                )
+            codes.append(labels.index(label))
+        return tuple(codes)
 
     def fit(
         self, df: pd.DataFrame, domain: Domain, *, rng: np.random.Generator
