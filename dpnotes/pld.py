@@ -25,12 +25,24 @@ from collections.abc import Sequence
 from dpnotes.accounting import joint_noise_multiplier
 from dpnotes.validation import check_delta
 
-__all__ = ["DEFAULT_DISCRETIZATION", "pld_epsilon"]
+__all__ = ["DEFAULT_DISCRETIZATION", "MAX_GRID_POINTS", "MAX_STEPS", "pld_epsilon"]
 
 #: Width of the privacy-loss grid of the PLD (``dp_accounting``'s
 #: ``value_discretization_interval``): epsilon comes out at most about this much above
 #: the exact value, per composition of the discretised distribution.
 DEFAULT_DISCRETIZATION = 1e-4
+
+#: The most steps :func:`pld_epsilon` composes: ``dp_accounting``'s composition of
+#: 10**6 steps takes seconds, of 10**9 minutes inside C code that no signal
+#: interrupts. DP-SGD runs take 10**3 to 10**5 steps.
+MAX_STEPS = 10**6
+
+#: The largest privacy-loss grid :func:`pld_epsilon` builds for one step, in points:
+#: about ``(8 / sigma + 1 / (2 sigma**2)) / discretization`` (the loss of a Gaussian of
+#: multiplier ``sigma`` spans ``1 / (2 sigma**2)`` plus some eight standard deviations
+#: ``1 / sigma``). Two million points take about 30 s (``sigma = 0.1`` at the default
+#: width); ``sigma = 0.001`` would need a 38 GiB array.
+MAX_GRID_POINTS = 2_000_000
 
 
 def pld_epsilon(
@@ -63,7 +75,10 @@ def pld_epsilon(
         value (pessimistic discretisation) and, in practice, below the RDP epsilon.
 
     Raises:
-        ValueError: If an argument is out of range or not finite.
+        ValueError: If an argument is out of range or not finite, ``steps`` exceeds
+            :data:`MAX_STEPS`, or the privacy-loss grid would exceed
+            :data:`MAX_GRID_POINTS` (a multiplier far below one at this
+            ``discretization``); the message points to the RDP bound.
 
     Privacy:
         The neighbouring relation is add/remove one record, as for Poisson-subsampled
@@ -85,7 +100,22 @@ def pld_epsilon(
     if not 0.0 < float(discretization) < 1.0:
         raise ValueError(f"discretization must be in (0, 1), got {discretization!r}.")
     check_delta(delta)
+    if steps > MAX_STEPS:
+        raise ValueError(
+            f"steps={steps} is more than the {MAX_STEPS:,} steps the PLD accountant "
+            "composes in reasonable time; use dpnotes.accounting.rdp_epsilon, whose "
+            "bound costs the same for any number of steps."
+        )
     sigma = joint_noise_multiplier(noise_multipliers)
+    points = (8.0 / sigma + 0.5 / sigma**2) / float(discretization)
+    if points > MAX_GRID_POINTS:
+        raise ValueError(
+            f"a Gaussian of noise multiplier {sigma:.3g} at discretization "
+            f"{float(discretization):g} needs a privacy-loss grid of about "
+            f"{points:,.0f} points (at most {MAX_GRID_POINTS:,}); such a step spends "
+            "a large epsilon anyway: use dpnotes.accounting.rdp_epsilon, or a "
+            "coarser discretization."
+        )
     accountant = pld_privacy_accountant.PLDAccountant(
         neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
         value_discretization_interval=float(discretization),

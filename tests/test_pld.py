@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import time
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 
@@ -87,3 +89,27 @@ def test_bad_arguments_are_refused(kwargs):
     args = {"sample_rate": 0.1, "noise_multipliers": 1.0, "steps": 10, "delta": 1e-5}
     with pytest.raises(ValueError):
         pld_epsilon(**{**args, **kwargs})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"steps": 10**9}, "rdp_epsilon"),
+        ({"noise_multipliers": 1e-3}, "grid of about"),
+        ({"noise_multipliers": 0.3, "discretization": 1e-6}, "coarser"),
+    ],
+)
+def test_work_that_would_hang_or_exhaust_memory_is_refused_at_once(kwargs, match):
+    # steps=10**9 ran for minutes in C code (no signal stops it) and sigma=1e-3 asked
+    # for a 38 GiB array; both are refused before dp_accounting is called.
+    args = {"sample_rate": 0.01, "noise_multipliers": 1.0, "steps": 10, "delta": 1e-5}
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        pld_epsilon(**{**args, **kwargs})
+    assert time.perf_counter() - start < 1.0
+
+
+def test_small_multipliers_in_use_still_run():
+    # The guard leaves room: sigma = 0.5 (a fifth of the allowed grid) runs in seconds.
+    eps = pld_epsilon(sample_rate=0.01, noise_multipliers=0.5, steps=1, delta=1e-5)
+    assert np.isfinite(eps) and eps > 0
