@@ -2,10 +2,12 @@
 
 It runs the experiments of :mod:`dpnotes.experiments` and keeps their results with
 provenance; it computes none of their numbers, so it is outside every config hash.
-Use ``python -m dpnotes list``, ``run NAME --profile P`` and ``restamp NAME`` from a
-shell, and :func:`load_or_run` from a notebook.
+Use ``python -m dpnotes list``, ``run NAME --profile P``, ``restamp NAME`` and
+``adopt NAME --profile P --set KEY=VALUE --from SOURCE`` from a shell, and
+:func:`load_or_run` from a notebook.
 """
 
+from dpnotes.lab.adopt import AdoptReport, adopt, declare_grid_settings
 from dpnotes.lab.combine import Combined, load_per_dataset
 from dpnotes.lab.fingerprint import code_digests, import_closure, normalized_source
 from dpnotes.lab.registry import (
@@ -46,6 +48,7 @@ from dpnotes.lab.store import (
 
 __all__ = [
     "PROFILES",
+    "AdoptReport",
     "Cache",
     "Combined",
     "Experiment",
@@ -54,10 +57,12 @@ __all__ = [
     "RunCache",
     "RunLocked",
     "StoredResult",
+    "adopt",
     "check_profile",
     "checkpoint",
     "code_digests",
     "config_hash",
+    "declare_grid_settings",
     "derived_profile",
     "get_experiment",
     "import_closure",

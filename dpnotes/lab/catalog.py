@@ -175,7 +175,13 @@ def compute_text(meta: Mapping[str, Any]) -> str:
         'CPU ×2: 3 cells, 1.5 h'
     """
     found = compute_by_machine(meta)
-    if meta.get("partial") and not meta.get("runs") and len(found) == 1:
+    # A result adopted from such a partial one (python -m dpnotes adopt) keeps its
+    # times, and so the same gap.
+    adopted = meta.get("adopted") or {}
+    last_only = meta.get("partial") or (
+        adopted.get("source_partial") and not adopted.get("source_runs_recorded")
+    )
+    if last_only and not meta.get("runs") and len(found) == 1:
         # A partial result stored without its runs' history (an older runner, or a
         # run still going): only the last run's time is known.
         ((m, c, t),) = found
@@ -225,8 +231,16 @@ def stamped_by(meta: Mapping[str, Any]) -> str:
         >>> check = {"cells_checked": [{"profile": "paper"}, {"profile": "smoke"}]}
         >>> stamped_by({"profile": "paper", "restamped": [check]})
         'restamp: 1 cell vs stored rows'
+        >>> stamped_by({"profile": "paper@seeds=0", "adopted": check})
+        'adopt: 2 cells vs stored rows'
     """
     checks = [e for e in meta.get("restamped", []) if "cells_checked" in e]
+    adopted = meta.get("adopted")
+    if adopted and (not checks or checks[-1].get("date", "") < adopted["date"]):
+        # Adopted from a wider profile's rows (python -m dpnotes adopt) after any
+        # restamp of those: the adoption's check stamped it.
+        cells = len(adopted.get("cells_checked", []))
+        return f"adopt: {cells} cell{'' if cells == 1 else 's'} vs stored rows"
     if not checks:
         return "run"
     last = checks[-1]

@@ -1,5 +1,5 @@
-"""Command line: ``python -m dpnotes list``, ``run``, ``restamp``, ``attribute`` and
-``checkpoint``."""
+"""Command line: ``python -m dpnotes list``, ``run``, ``restamp``, ``adopt``,
+``attribute`` and ``checkpoint``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from dpnotes.data import DataNotFoundError
+from dpnotes.lab.adopt import adopt
 from dpnotes.lab.attribute import attribute
 from dpnotes.lab.registry import (
     PROFILES,
@@ -203,6 +204,22 @@ def _cmd_restamp(args: argparse.Namespace) -> int:
     return 0 if report.equal else 1
 
 
+def _cmd_adopt(args: argparse.Namespace) -> int:
+    report = adopt(
+        args.name,
+        _profile(args),
+        source=args.source,
+        cells=args.cells,
+        cheapest=args.cheapest,
+        sample_seed=args.sample_seed,
+        seed=_seed(args),
+        root=args.results,
+        progress=not args.no_progress,
+    )
+    print(report.summary())
+    return 0 if report.equal else 1
+
+
 def _cmd_attribute(args: argparse.Namespace) -> int:
     profile = _profile(args)
     entry = attribute(
@@ -242,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_list.set_defaults(func=_cmd_list)
     _add_run(sub)
     _add_restamp(sub)
+    _add_adopt(sub)
     _add_attribute(sub)
     _add_checkpoint(sub)
     return parser
@@ -427,6 +445,50 @@ def _add_restamp(sub) -> None:
     )
     p_rs.add_argument("--no-progress", action="store_true", help="hide cells' bars")
     p_rs.set_defaults(func=_cmd_restamp)
+
+
+def _add_adopt(sub) -> None:
+    """Add the ``adopt`` command."""
+    p_ad = sub.add_parser(
+        "adopt",
+        help="store a profile that only narrows another's grid (e.g. fewer seeds) "
+        "from that profile's stored rows, after recomputing a sample of its cells "
+        "under the current code and finding them equal",
+    )
+    p_ad.add_argument("name", help="experiment name (see `list`)")
+    p_ad.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="paper",
+        help="the base of the profile to store; --set narrows it",
+    )
+    _add_set(p_ad)
+    p_ad.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        metavar="SOURCE",
+        help="the stored profile to adopt from, as `list` names it (e.g. "
+        "'paper@parity=authors'); it may be partial if it holds every cell",
+    )
+    p_ad.add_argument(
+        "--cells",
+        type=int,
+        default=2,
+        metavar="K",
+        help="adopted cells to recompute and compare exactly (default 2)",
+    )
+    p_ad.add_argument(
+        "--cheapest",
+        action="store_true",
+        help="check the cells with the smallest stored wall times instead of random",
+    )
+    p_ad.add_argument(
+        "--sample-seed", type=int, default=0, help="seed of the random choice of cells"
+    )
+    p_ad.add_argument("--seed", type=int, default=0, help="root seed of the results")
+    p_ad.add_argument("--no-progress", action="store_true", help="hide cells' bars")
+    p_ad.set_defaults(func=_cmd_adopt)
 
 
 def _add_attribute(sub) -> None:

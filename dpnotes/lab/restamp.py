@@ -73,7 +73,15 @@ from dpnotes.lab.store import (
     table_to_bytes,
 )
 
-__all__ = ["CellCheck", "RestampReport", "compare_rows", "restamp", "stored_cells"]
+__all__ = [
+    "CellCheck",
+    "RestampReport",
+    "check_cells",
+    "compare_rows",
+    "pick_cells",
+    "restamp",
+    "stored_cells",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,7 +347,7 @@ def _stored_seconds(experiment: Experiment, rows: pd.DataFrame | None) -> float:
     return total if total > 0 else float(len(rows))
 
 
-def _pick(
+def pick_cells(
     experiment: Experiment,
     cells: Sequence[tuple[dict[str, Any], pd.DataFrame]],
     k: int,
@@ -347,6 +355,16 @@ def _pick(
     sample_seed: int,
     cheapest: bool,
 ) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """Choose ``k`` stored cells to recompute (all of them if there are fewer).
+
+    Args:
+        experiment: The experiment (it names the wall-time columns).
+        cells: ``[(cell, rows), ...]`` as :func:`stored_cells` returns them.
+        k: How many to choose.
+        sample_seed: Seeds the random choice.
+        cheapest: Take the cells with the smallest stored wall times instead (their
+            ``*_seconds`` values; the row count where a cell records none).
+    """
     if cheapest:
         order = np.argsort(
             [_stored_seconds(experiment, rows) for _, rows in cells], kind="stable"
@@ -425,7 +443,7 @@ def _against_reference(
     return checks
 
 
-def _check(
+def check_cells(
     experiment: Experiment,
     profile: str,
     seed: int,
@@ -435,6 +453,23 @@ def _check(
     rtol: float,
     stored_table: pd.DataFrame | None = None,
 ) -> list[CellCheck]:
+    """Recompute each chosen cell under ``profile`` and compare it with its rows.
+
+    Args:
+        experiment: The experiment.
+        profile: The profile to recompute the cells under.
+        seed: The root seed (each cell's stream comes from it and the cell).
+        chosen: ``[(cell, stored rows), ...]``; rows ``None`` are looked up in
+            ``stored_table`` after the cell is recomputed (:func:`stored_cells`).
+        cache: A run cache folder (a fresh one, so that nothing computed before is
+            reused).
+        progress: Let cells draw their own progress bars.
+        rtol: Relative tolerance for numbers (0: the stored text exactly).
+        stored_table: The whole stored table, for rows given as ``None``.
+
+    Returns:
+        One :class:`CellCheck` per cell, in the order given.
+    """
     checks = []
     for cell, rows in chosen:
         started = time.perf_counter()
@@ -487,7 +522,7 @@ def _smoke_checks(
         compare = False
     if compare and stored is not None and not stored.partial:
         cells = stored_cells(experiment, stored)
-        checks = _check(
+        checks = check_cells(
             experiment, "smoke", seed, cells, cache, progress, rtol, stored.table
         )
         return checks, stored
@@ -669,7 +704,7 @@ def restamp(
         split = stored_cells(experiment, stored)
         if machine is not None:
             split = _computed_on(stored, split, machine)
-        chosen = _pick(
+        chosen = pick_cells(
             experiment, split, int(cells), sample_seed=sample_seed, cheapest=cheapest
         )
         smoke_checks, smoke = [], None
@@ -678,7 +713,7 @@ def restamp(
                 experiment, seed, cache, root, progress, rtol, compare=tree is None
             )
         if tree is None:
-            main = _check(
+            main = check_cells(
                 experiment, profile, seed, chosen, cache, progress, rtol, stored.table
             )
         else:
