@@ -164,6 +164,27 @@ def test_stand_in_texts_count_and_list_the_changes():
     assert {v.outcome for vs in frozen.values() for v in vs} == {"degenerate"}
 
 
+def test_the_direction_and_the_agreement_of_the_stand_ins():
+    flipped = b.stand_in_texts(_stand_ins([0.60, 0.61], [0.80, 0.81]))
+    assert flipped["direction"] == "the direction flips with the population"
+    same = b.stand_in_texts(_stand_ins([0.80, 0.81], [0.82, 0.83]))
+    assert same["direction"] == "the direction is the same on both"
+    cols = b.stand_in_verdicts(_stand_ins([0.60, 0.61], [0.80, 0.81]))
+    texts = b.agreement_texts(cols, ten_seeds=True)
+    # New Mexico (SQ far above) reproduces "SQ above MST" from e^1 on, at both metrics.
+    assert texts["nm-confirms"] == "all 4 comparisons"
+    assert texts["contradicts"] == "in all 6 comparisons"
+    assert texts["standing"].startswith("both stand-ins now have")
+    quiet = b.agreement_texts(
+        b.stand_in_verdicts(_stand_ins([0.60, 0.61], [0.60, 0.61])), ten_seeds=False
+    )
+    assert quiet["nm-confirms"] == "none of the 4 comparisons"
+    assert quiet["contradicts"] == "in none of the 6 comparisons"
+    assert "until the ten-seed run" in quiet["standing"]
+    with pytest.raises(ValueError, match="two stand-ins"):
+        b.agreement_texts({"x": cols[next(iter(cols))]}, ten_seeds=False)
+
+
 def test_stand_ins_refuse_what_is_missing():
     tables = _stand_ins([0.6, 0.6], [0.8, 0.8])
     with pytest.raises(ValueError, match="not stand-ins"):
@@ -336,6 +357,8 @@ def test_preview_note_names_the_seeds_and_the_next_run():
     note = b.preview_note(t, next_seeds=10)
     assert "seed 0 only (a preview)" in note and "(10 seeds)" in note
     assert "in place of the paper's California" in note
+    done = b.preview_note(t, next_seeds=10, done=True)
+    assert "a preview" not in done and "the paper profile's 10 seeds" in done
 
 
 # --- the stored run -------------------------------------------------------------------

@@ -61,9 +61,11 @@ __all__ = [
     "FIGURE_METHODS",
     "LABELS",
     "NM",
+    "NM_PAPER_PROFILE",
     "NY",
     "POPULATIONS",
     "Beyond",
+    "agreement_texts",
     "aim_verdicts",
     "authors_frame",
     "authors_texts",
@@ -90,6 +92,10 @@ BEYOND_PROFILE = (
 
 #: The two ACSEmployment stand-ins for the paper's California.
 NM, NY = "ACSEmployment-NM", "ACSEmployment-NY-sample"
+
+#: The paper profile's settings on New Mexico Employment alone (ten seeds, the
+#: paper's methods): the stand-in comparison's New Mexico runs once it is stored.
+NM_PAPER_PROFILE = "paper@datasets=ACSEmployment-NM"
 
 #: Each stand-in's population: where it comes from, its ages, its rows
 #: (:mod:`dpnotes.data.spending`; the test split is a fifth of the rows).
@@ -377,7 +383,10 @@ def stand_in_texts(
         comparisons: accuracy at e⁰ (reproduces on the New York sample, inconclusive
         on New Mexico); ..."``); and for each stand-in ``x`` (``ny``, ``nm``) and
         metric ``m``, ``x-m-above``: at how many budgets SQ's mean is above MST's
-        (``"at 4 of 5 budgets"``, ``"at none of the 5 budgets"``).
+        (``"at 4 of 5 budgets"``, ``"at none of the 5 budgets"``); ``direction``:
+        whether SQ's mean is above MST's at most budgets of the first metric on one
+        stand-in and not the other (``"the direction flips with the population"``)
+        or not (``"the direction is the same on both"``).
 
     Raises:
         ValueError: Unless both stand-ins are given, or as :func:`paired`.
@@ -398,10 +407,20 @@ def stand_in_texts(
         "changed": _in(len(changed), len(ny), "comparison")
         + (": " + "; ".join(changed) if changed else "")
     }
+    majority = {}
     for dataset, table in tables.items():
         for metric in metrics:
-            est = paired(table, dataset=dataset, a="sq", b="mst", metric=metric)
-            out[f"{_SHORT[dataset]}-{metric}-above"] = _above(list(est.values()))
+            est = list(
+                paired(table, dataset=dataset, a="sq", b="mst", metric=metric).values()
+            )
+            out[f"{_SHORT[dataset]}-{metric}-above"] = _above(est)
+            above = sum(e.mean is not None and e.mean > 0 for e in est)
+            majority[dataset, metric] = 2 * above > len(est)
+    out["direction"] = (
+        "the direction flips with the population"
+        if majority[NY, metrics[0]] != majority[NM, metrics[0]]
+        else "the direction is the same on both"
+    )
     return out
 
 
@@ -855,12 +874,13 @@ def beyond_figure(
 # --- What the chapter shows -----------------------------------------------------------
 
 
-def preview_note(table: pd.DataFrame, *, next_seeds: int) -> str:
+def preview_note(table: pd.DataFrame, *, next_seeds: int, done: bool = False) -> str:
     """Say what every caption of the section says: a preview, and what comes next.
 
     Args:
         table: The result table of :data:`BEYOND_PROFILE`.
         next_seeds: The seeds of the full paper profile.
+        done: Whether :data:`NM_PAPER_PROFILE` (those seeds on New Mexico) is stored.
 
     Examples:
         >>> t = pd.DataFrame({c: [0] for c in E2E_COLUMNS}).assign(seed=[1])
@@ -868,11 +888,60 @@ def preview_note(table: pd.DataFrame, *, next_seeds: int) -> str:
         "New Mexico 2018 in place of the paper's California, seed 1 only"
     """
     seeds = report.seeds_text(_table(table)["seed"].astype(int))
+    head = f"New Mexico 2018 in place of the paper's California, {seeds} only"
+    if done:
+        return (
+            f"{head}: these options have not been run on more; the stand-in "
+            f"comparison has the paper profile's {report.plural(next_seeds, 'seed')}."
+        )
     return (
-        f"New Mexico 2018 in place of the paper's California, {seeds} only (a "
-        "preview); the next run is the full paper profile with New Mexico Employment "
-        f"({report.plural(next_seeds, 'seed')})."
+        f"{head} (a preview); the next run is the full paper profile with New Mexico "
+        f"Employment ({report.plural(next_seeds, 'seed')})."
     )
+
+
+def agreement_texts(
+    columns: Mapping[str, Sequence[Verdict]], *, ten_seeds: bool
+) -> dict[str, str]:
+    """Say how the two stand-ins' verdicts of "SQ above MST" agree.
+
+    Args:
+        columns: :func:`stand_in_verdicts` of both stand-ins, New York first.
+        ten_seeds: Whether New Mexico's column has the paper profile's seeds.
+
+    Returns:
+        ``nm-confirms``:
+        how many New Mexico verdicts of "SQ above MST" (``e^1`` on) reproduce it;
+        ``contradicts``:
+        how many comparisons reproduce on one stand-in and differ on the other;
+        ``standing``: what the New York sample's verdicts are worth meanwhile.
+
+    Raises:
+        ValueError: Unless there are two columns of equal length.
+    """
+    if len(columns) != 2:
+        raise ValueError(f"give the two stand-ins' columns, got {len(columns)}.")
+    ny, nm = columns.values()
+    if len(ny) != len(nm):
+        raise ValueError("the two columns must judge the same comparisons.")
+
+    claim = [v for v in nm if v.claim == "SQ above MST"]  # e^1 on; e^0 claims MST
+    confirms = sum(v.outcome == "reproduces" for v in claim)
+    split = sum(
+        {v.outcome, w.outcome} == {"reproduces", "differs"}
+        for v, w in zip(ny, nm, strict=True)
+    )
+    return {
+        "nm-confirms": _in(confirms, len(claim), "comparison").removeprefix("in "),
+        "contradicts": _in(split, len(nm), "comparison"),
+        "standing": (
+            "both stand-ins now have the paper profile's seeds, so where they "
+            "disagree the population, not the number of runs, decides"
+            if ten_seeds
+            else "the paper-profile verdicts above, drawn from the New York sample, "
+            "stand until the ten-seed run of New Mexico"
+        ),
+    }
 
 
 @dataclass(frozen=True)
@@ -889,13 +958,18 @@ class Beyond:
     texts: dict[str, str]
 
 
-def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
+def beyond_report(
+    stored: object, *, ny: pd.DataFrame, nm: pd.DataFrame | None = None
+) -> Beyond:
     """Return the section's tables and sentences from the stored run.
 
     Args:
         stored: The stored result of :data:`BEYOND_PROFILE` (its ``table`` and
             ``config``, as :func:`dpnotes.lab.load_stored` returns it).
         ny: The paper profile's table (its whole seeds), the New York sample's runs.
+        nm: The whole seeds of :data:`NM_PAPER_PROFILE` (New Mexico Employment under
+            the paper profile's settings), where stored: then the stand-in comparison
+            reads New Mexico from it; else from ``stored``'s seeds (a preview).
 
     Returns:
         The :class:`Beyond`.
@@ -905,8 +979,8 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
     """
     t, config = stored.table, stored.config  # type: ignore[attr-defined]
     next_seeds = int(_table(ny)["seed"].nunique())
-    note = preview_note(t, next_seeds=next_seeds)
-    tables = {NY: ny, NM: t}
+    note = preview_note(t, next_seeds=next_seeds, done=nm is not None)
+    tables = {NY: ny, NM: t if nm is None else nm}
     columns = stand_in_verdicts(tables)
     aim = aim_verdicts(t)
 
@@ -936,7 +1010,14 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
             "over seeds, 95% interval with the test error for accuracy (F1 has the "
             "seed spread only); at e⁰ the paper claims the reverse (MST ahead at low "
             "budgets), so that row is MST − SQ. The New York sample's runs "
-            f"({report.seeds_text(ny['seed'].astype(int))}) are the paper profile's.",
+            f"({report.seeds_text(ny['seed'].astype(int))}) are the paper profile's; "
+            + (
+                "New Mexico's are the paper profile's settings on New Mexico "
+                f"Employment ({report.seeds_text(nm['seed'].astype(int))}; "
+                f"`--set datasets={NM}`)."
+                if nm is not None
+                else f"New Mexico's are this run's ({seeds_of})."
+            ),
         ),
         "cap": block(
             cap_frame(t),
@@ -977,6 +1058,7 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
     collapse = collapse_texts(plain, datasets=[NM])
     texts = (
         stand_in_texts(tables)
+        | agreement_texts(columns, ten_seeds=nm is not None)
         | cap_texts(t, fnr_target=float(config["fnr_target"]))
         | authors_texts(t)
         | fidelity_texts(t)
@@ -999,6 +1081,18 @@ def beyond_report(stored: object, *, ny: pd.DataFrame) -> Beyond:
             "black-pos": f"{positives['black']:,}",
             "nm-worth": collapse[f"{NM}-worth"],
             "seeds": seeds_of,
+            "runs": (
+                "The paper's methods ran on it under the paper profile's settings, "
+                f"{report.seeds_text(nm['seed'].astype(int))} (`python -m dpnotes run "
+                f"spending_e2e --profile paper --set datasets={NM}`); the methods and "
+                f"options the paper does not have ran on {seeds_of} only, a preview "
+                "whose intervals are wide."
+                if nm is not None
+                else "It is run with methods and options the paper does not have, on "
+                f"{seeds_of} only: a preview, whose intervals are wide; the full paper "
+                "profile with New Mexico Employment, ten seeds, is the next run of "
+                "this experiment."
+            ),
         }
     )
     return Beyond(blocks, texts)
