@@ -690,6 +690,34 @@ def test_stored_paper_blocks_and_texts(e2e):
     )
 
 
+def test_superquail_runs_is_what_every_page_of_the_chapter_reads(e2e):
+    _, result = e2e
+    quick = stored_result("spending_e2e", "quick")
+    runs = checks.superquail_runs(quick, result)
+    assert runs.dataset == NY and runs.table is quick.table
+    assert runs.paper.seeds == list(range(10))
+    # The paper profile's blocks and texts, as paper_blocks and paper_check_texts give.
+    blocks = checks.paper_blocks(runs.paper, dataset=NY, note=checks.TABLE1_NOTE)
+    assert {k: runs.blocks[k] for k in blocks} == blocks
+    assert set(runs.texts) >= set(checks.CHECK_TEXT_KEYS) | set(runs.paper.texts)
+    assert runs.texts["claims-counts"] == (
+        "of 10 statements, 1 reproduces, 1 differs, 3 are inconclusive and 5 are "
+        "degenerate"
+    )
+    # The quick run's texts, its caption, Table 1 beside it and the fair variants' cost.
+    assert runs.texts["caption"] == quick.caption()
+    assert runs.texts["seeds"] == "seed 0" and runs.texts["delta"] == "1e-09"
+    assert runs.blocks["quick-table1"].endswith("ε = e³. " + quick.caption())
+    # Number cells keep their spaces unbreakable (report.number_breaks).
+    cost = runs.blocks["fair-cost"].replace("\u00a0", " ").replace("\u2060", "")
+    assert "| FSQ-FNR | black | 240 (123) | -0.054 | -0.089 | +0.205 |" in cost
+    # Without a paper run, the quick run's blocks stand and the paper's say so.
+    bare = checks.superquail_runs(quick, None)
+    assert bare.blocks["fair-cost"] == runs.blocks["fair-cost"]
+    assert bare.blocks["table1"] == "Not computed yet (see above)."
+    assert bare.texts["claims-counts"] == "not computed"
+
+
 def test_stored_table2_under_both_ndcg_definitions(dpsage):
     t = dpsage
     v = checks.graded_ndcg_per_seed(t, dataset=NY, epsilon=1.0, labels="synthetic")

@@ -938,8 +938,8 @@ def agreement_texts(
             "both stand-ins now have the paper profile's seeds, so where they "
             "disagree the population, not the number of runs, decides"
             if ten_seeds
-            else "the paper-profile verdicts above, drawn from the New York sample, "
-            "stand until the ten-seed run of New Mexico"
+            else "the New York sample's paper-profile verdicts stand until the "
+            "ten-seed run of New Mexico"
         ),
     }
 

@@ -55,6 +55,7 @@ from dpnotes.findings.spending import (
     DPSAGE_COLUMNS,
     DPSAGE_DATASETS,
     E2E_COLUMNS,
+    E2E_DATASETS,
     LABELLINGS,
     METHOD_LABELS,
     TABLE2_PAPER_DATASET,
@@ -66,8 +67,11 @@ from dpnotes.findings.spending import (
     claims_caption,
     dpsage_per_seed,
     e2e_per_seed,
+    fair_cost_frame,
     group_positives,
     group_test_counts,
+    paper_profile,
+    quick_texts,
     sage_values,
     table1_caption,
     table1_verdicts,
@@ -92,8 +96,10 @@ __all__ = [
     "FIDELITY_METRICS",
     "FNR_CONTROLS",
     "NDCG_DEFINITIONS",
+    "TABLE1_NOTE",
     "FrozenPredictions",
     "MetricCell",
+    "SuperQUAILRuns",
     "collapse_frame",
     "collapse_texts",
     "fidelity_check",
@@ -110,6 +116,7 @@ __all__ = [
     "paper_blocks",
     "paper_check_texts",
     "random_ndcg",
+    "superquail_runs",
     "table1_text_caption",
     "table1_text_texts",
     "table1_text_verdicts",
@@ -1367,3 +1374,81 @@ def paper_check_texts(profile: PaperProfile, *, dataset: str) -> dict[str, str]:
             "controls-counts": report.verdict_counts_text(controls),
         }
     )
+
+
+# --- The SuperQUAIL pages' shared setup -------------------------------------------
+
+#: Why Table 1's rows are not comparable with the paper's (its California).
+TABLE1_NOTE = "New York sample, not California"
+
+
+@dataclass(frozen=True, eq=False)
+class SuperQUAILRuns:
+    """The stored ``spending_e2e`` runs as the SuperQUAIL chapter's pages show them.
+
+    Each page of the chapter (book/spending/superquail.md and its sub-pages) reads
+    the same two stored results and glues its own numbers (glued values belong to one
+    notebook); this is what they share.
+
+    Attributes:
+        dataset: Our ACSEmployment data set (the paper's California's stand-in).
+        table: The quick run's table.
+        paper: :func:`~dpnotes.findings.spending.paper_profile` of the paper profile.
+        blocks: The tables as Markdown with their captions: :func:`paper_blocks`,
+            and the quick run's ``quick-table1`` (Table 1 beside it) and
+            ``fair-cost`` (:func:`~dpnotes.findings.spending.fair_cost_frame` at
+            e^3).
+        texts: Every glued text of the pages, by glue name: ``caption`` (the quick
+            run's), :func:`~dpnotes.findings.spending.quick_texts`, the profile's
+            texts and :func:`paper_check_texts`.
+    """
+
+    dataset: str
+    table: pd.DataFrame
+    paper: PaperProfile
+    blocks: dict[str, str]
+    texts: dict[str, str]
+
+
+def superquail_runs(
+    quick: object, paper: object | None, *, dataset: str = E2E_DATASETS[0]
+) -> SuperQUAILRuns:
+    """Read the quick run and the paper profile as the SuperQUAIL pages show them.
+
+    Args:
+        quick: The stored quick result (``.table``, ``.meta["config"]["rows"]``,
+            ``.caption()``).
+        paper: The stored paper result (partial allowed: its whole seeds are kept),
+            or None where none is stored.
+        dataset: Our ACSEmployment data set.
+
+    Returns:
+        The :class:`SuperQUAILRuns`.
+
+    Raises:
+        ValueError: As the functions it calls (a table without the e^0 or e^3
+            budget, a column or a seed they need).
+    """
+    table = quick.table
+    e3 = budget_of(table, dataset=dataset, power=3)
+    profile = paper_profile(paper, quick=table)
+    t1 = table1_verdicts(table, dataset=dataset, epsilon=e3, note=TABLE1_NOTE)
+    cost = fair_cost_frame(table, dataset=dataset, epsilon=e3)
+    blocks = paper_blocks(profile, dataset=dataset, note=TABLE1_NOTE) | {
+        "quick-table1": report.markdown_table(verdict_frame(t1))
+        + "\n\n"
+        + table1_caption(table)
+        + " "
+        + quick.caption(),
+        "fair-cost": report.markdown_table(cost)
+        + "\n\nDifferences from SQ at ε = e³ on the real test split, New York "
+        "sample, one run (quick profile).",
+    }
+    rows = quick.meta["config"]["rows"]
+    texts = (
+        {"caption": quick.caption()}
+        | quick_texts(table, dataset=dataset, rows=rows)
+        | profile.texts
+        | paper_check_texts(profile, dataset=dataset)
+    )
+    return SuperQUAILRuns(dataset, table, profile, blocks, texts)
