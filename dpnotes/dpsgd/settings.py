@@ -12,10 +12,10 @@ is made (a wrong value is refused where it is written, before any data is read):
 * :class:`~dpnotes.dpsgd.rules.DPSGDFRule` -- DPSGD-F only: the reading of its bound
   rule (the switches of the cause study).
 
-An experiment builds them from its profile
-(:func:`dpnotes.experiments.dpsgd_f.training_records`), :func:`~dpnotes.dpsgd.train`
-turns them into one checked run, and the step functions of :mod:`dpnotes.dpsgd.rules`
-read the run: a setting can be followed from the profile to the rule in three hops.
+An experiment builds them from its profile (``training_records`` in
+:mod:`dpnotes.experiments.dpsgd_f`), :func:`~dpnotes.dpsgd.train` turns them into one
+checked run, and the step functions of :mod:`dpnotes.dpsgd.rules` read the run: a
+setting can be followed from the profile to the rule in three hops.
 :func:`~dpnotes.dpsgd.train`'s flat keywords (``noise_multiplier=``, ``lr=``, ...) are
 shorthand that builds the same records.
 """
