@@ -958,6 +958,58 @@ class Beyond:
     texts: dict[str, str]
 
 
+def _nm_source(nm: pd.DataFrame | None, seeds_of: str) -> tuple[str, str]:
+    """Where New Mexico's runs come from: a caption's clause and the page's sentence."""
+    if nm is None:
+        return (
+            f"New Mexico's are this run's ({seeds_of}).",
+            "It is run with methods and options the paper does not have, on "
+            f"{seeds_of} only: a preview, whose intervals are wide; the full paper "
+            "profile with New Mexico Employment, ten seeds, is the next run of this "
+            "experiment.",
+        )
+    seeds = report.seeds_text(_table(nm)["seed"].astype(int))
+    return (
+        "New Mexico's are the paper profile's settings on New Mexico Employment "
+        f"({seeds}; `--set datasets={NM}`).",
+        f"The paper's methods ran on it under the paper profile's settings, {seeds} "
+        f"(`python -m dpnotes run spending_e2e --profile paper --set datasets={NM}`); "
+        f"the methods and options the paper does not have ran on {seeds_of} only, a "
+        "preview whose intervals are wide.",
+    )
+
+
+#: The captions of the section's tables that no run changes.
+_CAPTIONS = {
+    "aim": (
+        "AIM with every (target, feature) pair as its workload against SQ and "
+        "MST, overall on the real test split: paired over seeds, 95% interval "
+        "(accuracy with the test error); the question, not the paper's claim, is "
+        "whether AIM is above."
+    ),
+    "authors": (
+        "SQ − MST accuracy in points: our evaluation (a logistic regression, "
+        "every test record) against the authors' released pipeline (gradient "
+        "boosting, MLP or random forest, chosen by F1 on the real test split, the "
+        "minority label upsampled, white and black records only: not private, "
+        "optimistic by construction), paired over seeds with both test errors; "
+        "the authors' stored margin is California's at e²."
+    ),
+    "fidelity": (
+        "Aggregate fidelity against the real training split: SQ's distance minus "
+        "MST's (positive: MST closer, the paper's section 5 claim), paired over "
+        "seeds, with the claim's verdict (95% interval of the seed spread; no "
+        "test records are involved)."
+    ),
+    "populations": (
+        "The two stand-ins for the paper's California (ACSEmployment, no age "
+        "filter in folktables' task): a fifth of the rows is the test split; "
+        "positive: employed at work, the share of the test split and of the real "
+        "training split (where the run stored it)."
+    ),
+}
+
+
 def beyond_report(
     stored: object, *, ny: pd.DataFrame, nm: pd.DataFrame | None = None
 ) -> Beyond:
@@ -998,13 +1050,11 @@ def beyond_report(
         return frame.drop(columns="paper") if drop else frame
 
     seeds_of = report.seeds_text(t["seed"].astype(int))
+    source = _nm_source(nm, seeds_of)
     blocks = {
         "stand-ins": block(
             population_frame(tables),
-            "The two stand-ins for the paper's California (ACSEmployment, no age "
-            "filter in folktables' task): a fifth of the rows is the test split; "
-            "positive: employed at work, the share of the test split and of the real "
-            "training split (where the run stored it).",
+            _CAPTIONS["populations"],
         )
         + "\n\n"
         + block(
@@ -1014,13 +1064,7 @@ def beyond_report(
             "seed spread only); at e⁰ the paper claims the reverse (MST ahead at low "
             "budgets), so that row is MST − SQ. The New York sample's runs "
             f"({report.seeds_text(ny['seed'].astype(int))}) are the paper profile's; "
-            + (
-                "New Mexico's are the paper profile's settings on New Mexico "
-                f"Employment ({report.seeds_text(nm['seed'].astype(int))}; "
-                f"`--set datasets={NM}`)."
-                if nm is not None
-                else f"New Mexico's are this run's ({seeds_of})."
-            ),
+            + source[0],
         ),
         "cap": block(
             cap_frame(t),
@@ -1032,26 +1076,15 @@ def beyond_report(
         ),
         "aim": block(
             verdict_table(aim, drop=True),
-            "AIM with every (target, feature) pair as its workload against SQ and "
-            "MST, overall on the real test split: paired over seeds, 95% interval "
-            "(accuracy with the test error); the question, not the paper's claim, is "
-            "whether AIM is above.",
+            _CAPTIONS["aim"],
         ),
         "authors": block(
             authors_frame(t),
-            "SQ − MST accuracy in points: our evaluation (a logistic regression, "
-            "every test record) against the authors' released pipeline (gradient "
-            "boosting, MLP or random forest, chosen by F1 on the real test split, the "
-            "minority label upsampled, white and black records only: not private, "
-            "optimistic by construction), paired over seeds with both test errors; "
-            "the authors' stored margin is California's at e².",
+            _CAPTIONS["authors"],
         ),
         "fidelity": block(
             fidelity_frame(t),
-            "Aggregate fidelity against the real training split: SQ's distance minus "
-            "MST's (positive: MST closer, the paper's section 5 claim), paired over "
-            "seeds, with the claim's verdict (95% interval of the seed spread; no "
-            "test records are involved).",
+            _CAPTIONS["fidelity"],
         ),
     }
     plain = t[~t["method"].str.endswith(AUTHORS)]
@@ -1084,18 +1117,7 @@ def beyond_report(
             "black-pos": f"{positives['black']:,}",
             "nm-worth": collapse[f"{NM}-worth"],
             "seeds": seeds_of,
-            "runs": (
-                "The paper's methods ran on it under the paper profile's settings, "
-                f"{report.seeds_text(nm['seed'].astype(int))} (`python -m dpnotes run "
-                f"spending_e2e --profile paper --set datasets={NM}`); the methods and "
-                f"options the paper does not have ran on {seeds_of} only, a preview "
-                "whose intervals are wide."
-                if nm is not None
-                else "It is run with methods and options the paper does not have, on "
-                f"{seeds_of} only: a preview, whose intervals are wide; the full paper "
-                "profile with New Mexico Employment, ten seeds, is the next run of "
-                "this experiment."
-            ),
+            "runs": source[1],
         }
     )
     return Beyond(blocks, texts)
