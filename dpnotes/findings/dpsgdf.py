@@ -1,14 +1,15 @@
 """DPSGD-F's findings (xu2021removing): every number the DPSGD-F chapters state.
 
-The chapters ``book/dpsgd/disparate.md``, ``book/dpsgd/dpsgdf.md`` and
-``book/dpsgd/gaps.md`` read the tidy tables of the experiments ``dpsgdf_main``,
-``dpsgdf_clip``, ``dpsgdf_budget``, ``dpsgdf_census`` and ``dpsgdf_reference``
-(columns ``method``, ``seed``, ``metric``, ``group``, ``epoch``, ``value`` and the
-experiment's own settings) and hand them to the functions here. Each function returns
-typed values: per-seed values (a :class:`pandas.Series` indexed by seed, so that the
-seeds used travel with the values), frozen dataclasses, the paper-beside-ours rows
-(:class:`~dpnotes.findings.verdict.Verdict`) or small display tables. Nothing here
-loads a file or runs an experiment.
+The chapters ``book/dpsgd/disparate.md``, ``book/dpsgd/dpsgdf.md`` (with its pages
+``dpsgdf_accuracy.md`` and ``dpsgdf_clipping.md``) and ``book/dpsgd/gaps.md`` read the
+tidy tables of the experiments ``dpsgdf_main``, ``dpsgdf_clip``, ``dpsgdf_budget``,
+``dpsgdf_census`` and ``dpsgdf_reference`` (columns ``method``, ``seed``, ``metric``,
+``group``, ``epoch``, ``value`` and the experiment's own settings) and hand them to the
+functions here. Each function returns typed values: per-seed values (a
+:class:`pandas.Series` indexed by seed, so that the seeds used travel with the values),
+frozen dataclasses, the paper-beside-ours rows
+(:class:`~dpnotes.findings.verdict.Verdict`) or small display tables. Nothing here loads
+a file or runs an experiment.
 
 The shared vocabulary of the chapters lives here once: :func:`final` (each run's last
 epoch), :func:`per_seed` and :func:`cost` (a method's value, or its cost of privacy
@@ -3081,7 +3082,7 @@ def table1_texts(
     *,
     constant: pd.DataFrame | None = None,
 ) -> dict[str, str]:
-    """Return the texts dpsgdf.md glues about Table 1, from its verdicts.
+    """Return the texts dpsgdf_accuracy.md glues about Table 1, from its verdicts.
 
     ``t1-<data>`` (how many numbers reproduce), ``t1-<census>-full`` (under the full
     encoding), ``t1-<census>-off`` (:func:`exceptions_text`), ``f-costs-census``
