@@ -4,7 +4,7 @@ A derived profile that only narrows the grid (``paper@parity=authors,seeds=0+1``
 ``paper@parity=authors``) computes, cell for cell, what the wider profile computes:
 a cell's rows depend only on the code, the profile's settings that its run reads and
 the cell itself (its random stream is spawned from the root seed and the cell's
-content, :func:`~dpnotes.lab.runner.run_cell`). The settings that only *enumerate*
+content, ``dpnotes.lab.runner.run_cell``). The settings that only *enumerate*
 the grid are declared per experiment (:data:`GRID_SETTINGS`,
 :func:`declare_grid_settings`); no other setting may differ.
 
