@@ -181,7 +181,7 @@ def test_refusals_say_what_to_do_and_write_nothing(source, tmp_path, monkeypatch
     refused("nothing is stored .*run toy_adopt --profile quick", source="quick")
     with pytest.raises(ValueError, match="is both"):
         adopt(NAME, "paper", source="paper", root=tmp_path)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="cells must be at least 1"):
         adopt(NAME, TARGET, source="paper", cells=0, root=tmp_path)
     # A setting the cells compute with, named.
     refused(r"settings its cells compute with \(draws: 4 there, 5 here\)",

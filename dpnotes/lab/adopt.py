@@ -75,6 +75,7 @@ from dpnotes.lab.store import (
     run_lock,
     write_result,
 )
+from dpnotes.validation import check_int
 
 __all__ = [
     "GRID_SETTINGS",
@@ -352,12 +353,6 @@ def _check_data(
             )
 
 
-def _check_count(cells: object) -> int:
-    if isinstance(cells, bool) or not isinstance(cells, (int, np.integer)) or cells < 1:
-        raise ValueError(f"cells must be a positive integer, got {cells!r}.")
-    return int(cells)
-
-
 def adopt(
     name: str,
     profile: str,
@@ -409,7 +404,7 @@ def adopt(
             code without ``allow_dirty``.
         dpnotes.lab.store.RunLocked: If a run is writing ``profile``'s result.
     """
-    cells = _check_count(cells)
+    cells = check_int(cells, "cells", minimum=1)
     check_profile(profile)
     check_profile(source)
     experiment = get_experiment(name)
