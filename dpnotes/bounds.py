@@ -143,9 +143,13 @@ def expected_log_size_sum(alpha: float, k: int, n: float) -> float:
     alpha = check_positive(alpha, "alpha")
     k = check_int(k, "k", minimum=1)
     n = check_positive(n, "n")
-    return float(
-        k * (special.digamma(alpha) - special.digamma(k * alpha) + math.log(n))
-    )
+    if math.isfinite(k * alpha):
+        gap = special.digamma(alpha) - special.digamma(k * alpha)
+    else:
+        # k alpha overflows: psi(alpha) - psi(k alpha) = -log k + O(1 / alpha), and
+        # 1 / alpha is below double precision here.
+        gap = -math.log(k)
+    return float(k * (gap + math.log(n)))
 
 
 def laplace_tail_bound(

@@ -155,6 +155,7 @@ def classifier_group_metrics(
     References:
         bird2020fairlearn.
     """
+    import pandas as pd
     from fairlearn.metrics import (
         MetricFrame,
         demographic_parity_difference,
@@ -171,6 +172,17 @@ def classifier_group_metrics(
         raise ValueError(
             "y_true, y_pred and groups must be non-empty and of equal length, got "
             f"{len(y_true)}, {len(y_pred)}, {len(groups)}."
+        )
+    for name, labels in (("y_true", y_true), ("y_pred", y_pred)):
+        if labels.dtype.kind not in "biuf" or not np.isin(labels, (0, 1)).all():
+            raise ValueError(
+                f"{name} must hold binary labels 0 and 1 only (no NaN), got values "
+                f"{np.unique(labels.astype(str))[:10].tolist()}; encode the positive "
+                "class as 1 first."
+            )
+    if pd.isna(groups).any():  # NaN or None, in a float or object array
+        raise ValueError(
+            "groups holds missing labels (NaN or None); give every record its group."
         )
     frame = MetricFrame(
         metrics=accuracy_score,

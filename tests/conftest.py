@@ -11,6 +11,26 @@ os.environ.setdefault("DPNOTES_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+def _threads_per_worker() -> int | None:
+    """The cores each pytest-xdist worker may use, or None outside a parallel run.
+
+    ``make test`` runs one worker per core; left alone, torch and BLAS in each worker
+    start a thread per core as well, and the workers' threads then fight over the
+    cores (a test ran 3-4 times slower in CI than alone). Each worker gets its share.
+    """
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if workers <= 1:
+        return None
+    return max(1, (os.cpu_count() or 1) // workers)
+
+
+_THREADS = _threads_per_worker()
+if _THREADS is not None:
+    # Before torch or numpy is imported, and inherited by the subprocesses tests start.
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, str(_THREADS))
+
+
 def _has_cuda() -> bool:
     try:
         import torch

@@ -77,7 +77,7 @@ def test_rejects(fn, x, kwargs, err, match) -> None:
         ({"t": 2, "rho_fractions": [0.5, 0.6]}, ValueError, "sum to 1"),
         ({"t": 2, "rho_fractions": [1.5, -0.5]}, ValueError, "positive"),
         ({"t": 2, "rho_fractions": [0.0, 1.0]}, ValueError, "positive"),
-        ({"lower": [-1.0, -2.0, -3.0]}, ValueError, "broadcast"),
+        ({"lower": [-1.0, -2.0, -3.0]}, ValueError, "one per trial"),
     ],
 )
 def test_coinpress_mean_rejects_schedule(kwargs: dict, err: type, match: str) -> None:

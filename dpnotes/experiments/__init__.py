@@ -15,6 +15,10 @@ A new experiment says it in its own ``register(..., seeding=...)`` call instead.
 
 from dpnotes.lab.registry import declare_seeding
 
+#: The experiments are reached through the registry (``python -m dpnotes list``), one
+#: module each; this package exports nothing itself.
+__all__: list[str] = []
+
 declare_seeding(
     {
         # Each cell's ``seed`` key fixes its data, initialisation and training streams

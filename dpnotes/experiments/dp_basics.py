@@ -23,6 +23,15 @@ import pandas as pd
 from dpnotes.lab.registry import Cache, Profile, register
 from dpnotes.mechanisms import gaussian_mechanism, laplace_mean, laplace_mechanism
 
+__all__ = [
+    "ADULT_RACES",
+    "STRATEGIES",
+    "GroupErrorProfile",
+    "MeanErrorProfile",
+    "dp_group_error",
+    "dp_mean_error",
+]
+
 
 def _log_grid(points: int) -> tuple[float, ...]:
     """Return ``points`` epsilons evenly spaced in log from 0.01 to 10."""

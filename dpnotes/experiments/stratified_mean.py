@@ -33,6 +33,29 @@ from dpnotes.mean.compare import compare_methods, mixture_runs
 from dpnotes.metrics import parity_error
 from dpnotes.validation import check_choice
 
+__all__ = [
+    "AGE_EDGES",
+    "ATTRIBUTE_LEVELS",
+    "CENSUS_VARIABLES",
+    "GROUP_SPREADS",
+    "RACE_LABELS",
+    "SPREADS",
+    "AlphaProfile",
+    "BoundCheckProfile",
+    "CensusProfile",
+    "DescriptiveProfile",
+    "LogSizeSumProfile",
+    "SyntheticMeanProfile",
+    "census_descriptive",
+    "census_groups",
+    "laplace_bound_check",
+    "log_size_sum",
+    "ny_race_alpha",
+    "race_counts",
+    "strat_mean_census",
+    "strat_mean_synthetic",
+]
+
 # --------------------------------------------------------------------------- Figure 1
 
 

@@ -243,6 +243,18 @@ def coinpress_segments(
     return estimate, np.stack(lowers), np.stack(uppers)
 
 
+def _per_trial(bound: object, name: str, lead: tuple[int, ...]) -> np.ndarray:
+    """A bound as one float per trial: a scalar, or an array of the trials' shape."""
+    arr = check_array(bound, name)
+    try:
+        return np.broadcast_to(arr, lead).astype(float)
+    except ValueError:
+        raise ValueError(
+            f"{name} must be a number or one per trial (shape {lead}, the shape of x "
+            f"without its last axis of records), got shape {arr.shape}."
+        ) from None
+
+
 def _prepare(
     x: object, lower: float, upper: float, sigma: float, beta: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
@@ -253,8 +265,9 @@ def _prepare(
             "(trials, n)."
         )
     lead = arr.shape[:-1]
-    lo = np.broadcast_to(check_array(lower, "lower"), lead).astype(float)
-    hi = np.broadcast_to(check_array(upper, "upper"), lead).astype(float)
+    lo, hi = (
+        _per_trial(b, name, lead) for b, name in ((lower, "lower"), (upper, "upper"))
+    )
     if np.any(lo >= hi):
         raise ValueError(
             "lower must be below upper: the starting interval [lower, upper] must be a "

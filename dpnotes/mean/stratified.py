@@ -422,6 +422,12 @@ def stratified_mean(
     )
 
     keep = sizes >= 1.0
+    if trials is None and not keep.any():
+        raise ValueError(
+            f"every group's size is below one record (sizes {np.round(sizes[0], 3)}), "
+            "so no group can be estimated and the mean would be NaN; use more records "
+            "(with a holdout, a larger public_fraction) or fewer groups."
+        )
     safe_sizes = np.where(keep, sizes, 1.0).reshape(-1)
     est = _run_estimator(
         estimator,

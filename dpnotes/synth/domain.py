@@ -117,6 +117,12 @@ def check_data(
             f"{type(df).__name__}."
         )
     cols = [str(c) for c in df.columns]
+    repeated = sorted({c for c in cols if cols.count(c) > 1})
+    if repeated:
+        raise ValueError(
+            f"{name} has column(s) {repeated} more than once; keep one column per "
+            "attribute (e.g. df.loc[:, ~df.columns.duplicated()])."
+        )
     missing = [a for a in domain if a not in cols]
     extra = [c for c in cols if c not in domain]
     if missing or extra:

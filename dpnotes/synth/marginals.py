@@ -92,13 +92,26 @@ def marginal(
     """Return the flat count vector of ``clique`` (C order over the clique's values).
 
     Trusted fast path: ``df`` holds codes already checked against ``domain``
-    (:func:`dpnotes.synth.domain.check_data`).
+    (:func:`dpnotes.synth.domain.check_data`). The clique's names and the weights are
+    checked (each in time proportional to its length).
 
     >>> df = pd.DataFrame({"A": [0, 1, 1], "B": [2, 0, 2]})
     >>> marginal(df, {"A": 2, "B": 3}, ("A", "B")).tolist()
     [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+
+    Raises:
+        ValueError: If the clique names an attribute the domain does not declare, or
+            ``weights`` are not one finite, non-negative number per record.
     """
     clique = tuple(clique)
+    unknown = [a for a in clique if a not in domain]
+    if unknown:
+        raise ValueError(
+            f"clique {clique} names attribute(s) {unknown} that the domain does not "
+            f"declare ({list(domain)})."
+        )
+    if weights is not None:
+        weights = _check_record_weights(weights, df)
     shape = tuple(domain[a] for a in clique)
     size = int(np.prod(shape, dtype=np.int64))
     if len(clique) == 0:
@@ -107,6 +120,25 @@ def marginal(
         return np.array([total])
     idx = np.ravel_multi_index(tuple(_codes(df, a) for a in clique), shape)
     return np.bincount(idx, weights=weights, minlength=size).astype(float)
+
+
+def _check_record_weights(
+    weights: np.ndarray, df: pd.DataFrame | Mapping[str, np.ndarray]
+) -> np.ndarray:
+    n = len(next(iter(df.values()))) if isinstance(df, Mapping) else len(df)
+    w = np.asarray(weights)
+    if w.dtype.kind not in "biuf" or w.shape != (n,):
+        raise ValueError(
+            f"weights must be one real number per record (shape ({n},)), got an "
+            f"array of dtype {w.dtype} and shape {w.shape}."
+        )
+    w = w.astype(float, copy=False)
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(
+            "weights must be finite and non-negative (each record's count); got NaN, "
+            "infinite or negative values."
+        )
+    return w
 
 
 def marginals(

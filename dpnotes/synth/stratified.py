@@ -85,8 +85,13 @@ def largest_remainder(n: int, weights: np.ndarray) -> np.ndarray:
 
     >>> largest_remainder(10, np.array([0.25, 0.25, 0.5])).tolist()
     [3, 2, 5]
+
+    Raises:
+        ValueError: If ``n`` is negative or ``weights`` are not finite, non-negative
+            proportions summing to one.
     """
-    raw = n * np.asarray(weights, dtype=float)
+    n = check_int(n, "n", minimum=0)
+    raw = n * check_weights(weights)
     counts = np.floor(raw).astype(np.int64)
     short = int(n - counts.sum())
     if short > 0:
