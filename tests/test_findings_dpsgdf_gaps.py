@@ -1,6 +1,7 @@
 """The findings of gaps.md, on the stored paper results and on hand-made tables.
 
-Every number ``book/dpsgd/gaps.md`` states is computed here from the stored tables of
+Every number ``book/dpsgd/gaps.md`` and its pages (``gaps_costs.md``,
+``gaps_census.md``) state is computed here from the stored tables of
 ``book/_results`` (read as CSV: fast) and asserted at the value the chapter prints, with
 the directions its prose states; then the sections run without the reference loop's
 runs, with a missing seed or column, and on small tables with known answers.
@@ -268,6 +269,43 @@ def test_census_table1_under_both_encodings(runs):
     assert e.texts["dutch-dpsgd-m"] == "-0.1534"
 
 
+def test_stored_runs_select_the_same_runs_from_the_results(tables):
+    t = {n: SimpleNamespace(table=frame) for n, frame in tables.items()}
+    five = (t["main"], t["budget"], t["clip"], t["census"])
+    runs = g.stored_runs(*five, t["reference"])
+    assert runs.ref_main is not None
+    expected = g.runs_of(*tables.values())
+    for name in ("text", "text_sigma", "text_clip", "census", "reference"):
+        pd.testing.assert_frame_equal(getattr(runs, name), getattr(expected, name))
+    assert g.stored_runs(*five, None).reference is None
+    with pytest.raises(ValueError, match="no MNIST run"):
+        adult = SimpleNamespace(table=tables["main"][tables["main"].dataset == "adult"])
+        g.stored_runs(adult, *five[1:], None)
+
+
+def _cause(text: str) -> SimpleNamespace:
+    # What the summary reads of dpsgdf_causes.cause_section: its texts.
+    return SimpleNamespace(texts={"causes-reproducing": text, "causes-epochs": "10"})
+
+
+def test_summary_texts_are_the_sections_values(runs, figures):
+    s = g.summary_texts(runs, _cause("All 7 variants leave it outside."))
+    assert tuple(s) == g.SUMMARY_KEYS
+    assert s == {
+        "causes-reproducing": "All 7 variants leave it outside.",
+        "t3-ref-below": f"C{NBSP}={NBSP}4",
+        "sweep-ref-gap": "0.23–0.28",
+        "sweep-text-gap": "0.71–0.77",
+    }
+    # The same values as the sections of the page that shows them.
+    sweep = g.noise_sweeps(runs, figures.checks).texts
+    assert s["t3-ref-below"] == g.table3(runs).texts["t3-ref-below"]
+    assert (s["sweep-ref-gap"], s["sweep-text-gap"]) == (
+        sweep["sweep-ref-gap"],
+        sweep["sweep-text-gap"],
+    )
+
+
 # ------------------------------------------------ without the reference loop's runs
 
 
@@ -298,6 +336,14 @@ def test_every_section_says_not_computed_without_reference_runs(no_ref):
     assert report.markdown_table(abl.table).startswith("| method | setting |")
     t2 = g.table2(no_ref)
     assert t2.texts["ratio-mnist"] == NOT_COMPUTED and t2.texts["t2-norm"] == "1 of 16"
+
+
+def test_summary_texts_without_reference_runs(no_ref):
+    s = g.summary_texts(no_ref, _cause("No DPSGD-F variant is computed yet."))
+    assert s["t3-ref-below"] == s["sweep-ref-gap"] == NOT_COMPUTED
+    assert s["sweep-text-gap"] == "0.71–0.77"
+    with pytest.raises(KeyError, match="causes-reproducing"):
+        g.summary_texts(no_ref, SimpleNamespace(texts={}))
 
 
 def test_a_reference_loop_without_the_sigma_runs_of_the_seed(runs, figures):

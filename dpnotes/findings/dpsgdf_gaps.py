@@ -1,18 +1,22 @@
 """DPSGD-F's gaps (gaps.md): the reference loop, the census encodings, Table 2's norms.
 
-The chapter ``book/dpsgd/gaps.md`` reruns the paper of xu2021removing with the
-settings its text leaves out. Every table, verdict and number it states comes from the
-functions here, one per section, each returning a frozen dataclass: the verdicts of
-its table (:class:`~dpnotes.findings.verdict.Verdict`, rendered by the chapter with
+The chapter ``book/dpsgd/gaps.md`` (with its pages ``gaps_costs.md`` and
+``gaps_census.md``) reruns the paper of xu2021removing with the settings its text leaves
+out. Every table, verdict and number it states comes from the functions here, one per
+section, each returning a frozen dataclass: the verdicts of its table
+(:class:`~dpnotes.findings.verdict.Verdict`, rendered by the chapter with
 :func:`~dpnotes.findings.verdict.verdict_columns` or
 :func:`~dpnotes.findings.verdict.verdict_frame`), the table's note, and ``texts``: the
 values the prose quotes, by their glue name. The measurements themselves are those of
 :mod:`dpnotes.findings.dpsgdf`.
 
-The runs come in one :class:`Runs` (:func:`runs_of`): the text loop's MNIST runs of
+The runs come in one :class:`Runs` (:func:`runs_of`, or :func:`stored_runs` from the
+stored results, as every page selects them): the text loop's MNIST runs of
 ``dpsgdf_main``, ``dpsgdf_budget`` and ``dpsgdf_clip``, the census runs of
 ``dpsgdf_census`` and the reference loop's ``dpsgdf_reference`` (None where it is not
 stored: every section then says "not computed" instead of a number).
+:func:`summary_texts` gives the chapter's summary the values it quotes from the
+sections of its pages.
 
 Plain post-processing of released results: no privacy budget is spent here.
 
@@ -34,11 +38,13 @@ from dpnotes.experiments.dpsgd_f import PAPER_SETTINGS, planned_steps
 from dpnotes.experiments.dpsgdf_reference import REFERENCE_SETTINGS
 from dpnotes.findings import dpsgdf as f
 from dpnotes.findings.dpsgdf import LABEL, RELATIVE, TAU, TOLERANCE
+from dpnotes.findings.dpsgdf_causes import CauseSection
 from dpnotes.findings.verdict import Verdict, compare_value
 
 __all__ = [
     "NOT_COMPUTED",
     "SEED",
+    "SUMMARY_KEYS",
     "Ablation",
     "CensusEncodings",
     "Curves",
@@ -60,6 +66,8 @@ __all__ = [
     "runs_of",
     "seeds_text",
     "setup",
+    "stored_runs",
+    "summary_texts",
     "table1",
     "table2",
     "table3",
@@ -167,6 +175,39 @@ def runs_of(
         text_clip=clip[clip.dataset == "mnist"],
         census=census,
         reference=reference,
+    )
+
+
+def stored_runs(
+    main: Any, budget: Any, clip: Any, census: Any, reference: Any | None
+) -> Runs:
+    """Select the chapter's runs from the stored results of the five experiments.
+
+    Every page of the chapter loads the same results and selects its runs here, so
+    that all of them read the same runs (:func:`runs_of` on the results' tables).
+
+    Args:
+        main: The text loop's ``dpsgdf_main`` (``.table``, as
+            :func:`dpnotes.lab.load_per_dataset` returns it).
+        budget: The text loop's ``dpsgdf_budget``, likewise.
+        clip: The text loop's ``dpsgdf_clip``, likewise.
+        census: The stored result of ``dpsgdf_census``.
+        reference: The stored paper result of ``dpsgdf_reference`` (partial ones
+            included), or None where none is stored.
+
+    Returns:
+        The :class:`Runs`.
+
+    Raises:
+        ValueError: As :func:`runs_of`: a table without a column it needs, or no
+            MNIST run of ``dpsgdf_main``.
+    """
+    return runs_of(
+        main.table,
+        budget.table,
+        clip.table,
+        census.table,
+        None if reference is None else reference.table,
     )
 
 
@@ -457,9 +498,7 @@ def figures(runs: Runs) -> Figures:
             compare_value(f"DPSGD-F: {what}", paper, None, missing=f.NOT_RUN)
             for what, paper in _FIGURES
         ]
-        return Figures(
-            verdicts, "Not computed yet (see above).", None, _placeholders(keys)
-        )
+        return Figures(verdicts, "Not computed yet.", None, _placeholders(keys))
     checks = f.figure_checks(
         runs.ref_main, clip_norm=PAPER_SETTINGS["mnist"]["clip_norm"]
     )
@@ -947,3 +986,36 @@ def census_encodings(runs: Runs) -> CensusEncodings:
         )
     texts["dutch-dpsgd-m"] = f"{male['paper'].paper:+.4f}"
     return CensusEncodings(rows, texts)
+
+
+# ------------------------------------------------------------ the chapter's summary
+
+#: The glue names the chapter's summary quotes from the sections of its pages.
+SUMMARY_KEYS: tuple[str, ...] = (
+    "causes-reproducing",
+    "t3-ref-below",
+    "sweep-ref-gap",
+    "sweep-text-gap",
+)
+
+
+def summary_texts(runs: Runs, cause: CauseSection) -> dict[str, str]:
+    """Return the values the chapter's summary quotes from its pages' sections.
+
+    Glued values are per page: the summary, on the chapter's first page, quotes
+    numbers that the cause table, Table 3 and the noise sweep (on the page
+    ``gaps_costs.md``) show. They come from the same functions, on the same runs:
+    :func:`table3`, :func:`noise_sweeps` (with :func:`figures`' measurements) and the
+    cause study's texts.
+
+    Args:
+        runs: The chapter's runs (:func:`stored_runs`).
+        cause: The cause study as
+            :func:`dpnotes.findings.dpsgdf_causes.cause_section` returns it.
+
+    Returns:
+        Glue name -> text, for the names of :data:`SUMMARY_KEYS`.
+    """
+    sweep = noise_sweeps(runs, figures(runs).checks).texts
+    texts = {**cause.texts, **table3(runs).texts, **sweep}
+    return {key: texts[key] for key in SUMMARY_KEYS}
