@@ -1589,6 +1589,88 @@ def test_real_references_by_hand():
         synthesis.real_references({"NY": (people, people.drop(columns="ESR"))})
 
 
+def test_stratified_runs_reads_what_every_page_shares(monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from types import SimpleNamespace
+
+    from dpnotes import plotting
+    from dpnotes.data.employment import EMPLOYMENT_DOMAIN
+
+    rng = np.random.default_rng(0)
+    domain = EMPLOYMENT_DOMAIN.items()
+    people = {
+        d: pd.DataFrame({a: rng.integers(0, s, n) for a, s in domain})
+        for d, n in [("NY-sample", 100), ("NM", 60)]
+    }
+    # New Mexico first in the table, AIM before MST: the pages' order is the book's.
+    tab = pd.concat(
+        [
+            TAB.assign(dataset="NM", synthesizer="AIM"),
+            TAB.assign(dataset="NY-sample"),
+            TAB.assign(dataset="NM"),
+        ]
+    )
+    result = SimpleNamespace(
+        table=tab,
+        sources={"NM": SimpleNamespace(profile="quick"),
+                 "NY-sample": SimpleNamespace(profile="paper")},
+    )  # fmt: skip
+    asked = []
+
+    def split(d):
+        asked.append(d)
+        half = len(people[d]) // 2
+        return people[d].iloc[:half], people[d].iloc[half:]
+
+    runs = synthesis.stratified_runs(result, split, classifiers=["logistic"])
+    assert sorted(asked) == ["NM", "NY-sample"]  # each data set's splits read once
+    assert runs.datasets == ["NY-sample", "NM"] and runs.dataset == "NY-sample"
+    assert runs.synthesizers == ["MST", "AIM"]
+    assert runs.profiles == {"NM": "quick", "NY-sample": "paper"}
+    assert runs.n_train == {"NY-sample": 50, "NM": 30}
+    assert runs.table is tab
+    # The texts and captions are run_texts' own.
+    captions, texts = synthesis.run_texts(tab, runs.profiles)
+    assert runs.captions == captions and runs.texts == texts
+    assert set(runs.texts) == {"strat-short", "strat-nseeds"}
+    assert runs.texts["strat-short"] == captions["NY-sample"]
+    assert "profile quick" in captions["NM"]
+    ref = runs.refs["NM"]
+    assert len(ref.train) == 30 and len(ref.test) == 30
+    assert ref.majority == synthesis.majority_rate(people["NM"].iloc[30:]["ESR"])
+    assert 0 <= synthesis.real_value(ref.real, "logistic:accuracy") <= 1
+
+    # panel glues strata_figure under its name, on the main data set unless told.
+    glued = []
+    monkeypatch.setattr(
+        plotting, "glue_figure",
+        lambda name, fig, *, source: glued.append((name, fig, source)),
+    )  # fmt: skip
+    runs.panel("m", "fig-a", "error", refs=[(1.0, "real")])
+    runs.panel("m", "fig-b", "error", dataset="NM")
+    assert [(n, s) for n, _, s in glued] == [
+        ("fig-a", "strat_synth"),
+        ("fig-b", "strat_synth"),
+    ]
+    titles = [[ax.get_title() for ax in fig.axes] for _, fig, _ in glued]
+    assert titles == [["MST"], ["MST", "AIM"]]  # New Mexico has AIM's rows too
+    assert "real" in {t.get_text() for t in glued[0][1].legends[0].get_texts()}
+    with pytest.raises(ValueError, match="rows of metric"):
+        runs.panel("other", "fig-c", "y")
+    for _, fig, _ in glued:
+        matplotlib.pyplot.close(fig)
+
+    with pytest.raises(TypeError, match="load_per_dataset"):
+        synthesis.stratified_runs(tab, split)
+    with pytest.raises(TypeError, match="split_employment"):
+        synthesis.stratified_runs(result, people)
+    unknown = SimpleNamespace(table=tab, sources={"NM": SimpleNamespace(profile="q")})
+    with pytest.raises(ValueError, match="no profile"):
+        synthesis.stratified_runs(unknown, split)
+
+
 def test_synthesizers_chapter_sections_on_the_stored_runs(stored):
     tab = stored[0]
     summary = synthesis.workload_summary(tab)

@@ -12,14 +12,15 @@ change it. The metrics compared (workload and parity errors of the synthetic dat
 classifier's score on the held-out real split) are not proportions of test records, so
 no test-set error is added: the seed spread is the uncertainty.
 
-Beside the comparisons, every number the two synthesis chapters state is computed here
-from the stored tables (strat_synth, synth_group_sizes) as the chapters load them:
-group sizes (the paper's Table 3), the real-data references, the groups without test
-records and the bound on what they can move, the authors' parity convention (Figures 5
-and 7a), the race groups' workload errors by size, the paper-beside-ours rows, and the
-synthesizers chapter's workload errors, noise scales and fit times. Functions refuse a
-table without the columns or rows they need (``ValueError`` naming them) rather than
-return a value over fewer seeds than they say.
+Beside the comparisons, every number the two synthesis chapters state (the stratified
+chapter with its pages, which read the stored runs through :func:`stratified_runs`) is
+computed here from the stored tables (strat_synth, synth_group_sizes) as the chapters
+load them: group sizes (the paper's Table 3), the real-data references, the groups
+without test records and the bound on what they can move, the authors' parity
+convention (Figures 5 and 7a), the race groups' workload errors by size, the
+paper-beside-ours rows, and the synthesizers chapter's workload errors, noise scales
+and fit times. Functions refuse a table without the columns or rows they need
+(``ValueError`` naming them) rather than return a value over fewer seeds than they say.
 
 Privacy: plain post-processing of stored results; no privacy budget is spent.
 """
@@ -27,7 +28,7 @@ Privacy: plain post-processing of stored results; no privacy budget is spent.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,6 +62,8 @@ from dpnotes.synth.marginals import all_kway
 __all__ = [
     "ATTRIBUTE_MEANING",
     "CONVENTIONS",
+    "CONVENTION_FALLBACK",
+    "CONVENTION_PROFILES",
     "FIGURE_WIDTH",
     "GROUPINGS",
     "SIZE_COLUMNS",
@@ -75,6 +78,7 @@ __all__ = [
     "RealReference",
     "RefitCheck",
     "Section",
+    "StratifiedRuns",
     "Trails",
     "WinTally",
     "absent_check",
@@ -147,6 +151,7 @@ __all__ = [
     "strata_wins_table",
     "strata_wins_text",
     "stratified_checks",
+    "stratified_runs",
     "table2_checks",
     "trails_section",
     "whole_blocks",
@@ -2349,6 +2354,132 @@ def real_references(
         )
         out[d] = RealReference(train, test, real, majority_rate(test["ESR"]))
     return out
+
+
+#: The stored profiles of the authors'-parity-convention run, in the order the
+#: stratified chapter's pages prefer them (``load_or_run``'s ``prefer``): the paper
+#: grid for seeds 0 and 1, else the paper profile's partial five-seed run.
+CONVENTION_PROFILES = ("paper@parity=authors,seeds=0+1", "paper@parity=authors")
+
+#: The profile computed when none of :data:`CONVENTION_PROFILES` is stored.
+CONVENTION_FALLBACK = "smoke@parity=authors"
+
+
+@dataclass(frozen=True)
+class StratifiedRuns:
+    """The stored strat_synth runs as the stratified chapter's pages read them.
+
+    The chapter ``book/synthetic/stratified.md`` and its pages
+    ``stratified_utility.md``, ``stratified_parity.md`` and ``stratified_fairness.md``
+    read the same stored results, and each glues its own numbers (glued values belong
+    to one notebook); this is what they share.
+
+    Attributes:
+        table: The strat_synth rows: per data set, the complete seeds of the profile
+            :func:`dpnotes.lab.load_per_dataset` took.
+        profiles: From each data set to that profile.
+        captions: From each data set to its figures' last sentence
+            (:func:`run_texts`).
+        texts: The texts every page glues: ``strat-short`` and ``strat-nseeds``
+            (:func:`run_texts`).
+        synthesizers: The synthesizers the table holds, in :data:`SYNTHESIZERS`'
+            order.
+        refs: From each data set to its real-data references
+            (:func:`real_references`).
+    """
+
+    table: pd.DataFrame
+    profiles: dict[str, str]
+    captions: dict[str, str]
+    texts: dict[str, str]
+    synthesizers: list[str]
+    refs: dict[str, RealReference]
+
+    @property
+    def datasets(self) -> list[str]:
+        """The data sets, the New York sample first (the order of :func:`run_texts`)."""
+        return list(self.captions)
+
+    @property
+    def dataset(self) -> str:
+        """The data set of the pages' main figures: the first of :attr:`datasets`."""
+        return self.datasets[0]
+
+    @property
+    def n_train(self) -> dict[str, int]:
+        """From each data set to its number of training records."""
+        return {d: len(r.train) for d, r in self.refs.items()}
+
+    def panel(
+        self, metric: str, name: str, ylabel: str, *, dataset: str | None = None, **kw
+    ) -> None:
+        """Draw :func:`strata_figure` of :attr:`table` and glue it as ``name``.
+
+        One panel per synthesizer, one curve per stratification; the figure is the
+        cell's output and is saved as ``strat_synth-<name>``
+        (:func:`dpnotes.plotting.glue_figure`).
+
+        Args:
+            metric, ylabel: As :func:`strata_figure`.
+            name: The name the page's ``{glue:figure}`` refers to.
+            dataset: The data set (default: :attr:`dataset`).
+            **kw: ``grouping``, ``logy`` and ``refs`` of :func:`strata_figure`.
+
+        Raises:
+            ValueError: As :func:`strata_figure` (nothing matches) and
+                :func:`~dpnotes.plotting.glue_figure` (a name that is not a plain
+                file name).
+        """
+        from dpnotes.plotting import glue_figure
+
+        fig = strata_figure(
+            self.table, metric, ylabel, dataset=dataset or self.dataset, **kw
+        )
+        glue_figure(name, fig, source="strat_synth")
+
+
+def stratified_runs(
+    result: object,
+    split: Callable[[str], tuple[pd.DataFrame, pd.DataFrame]],
+    *,
+    classifiers: Iterable[str] = ("logistic", "boosting"),
+) -> StratifiedRuns:
+    """Read the stored strat_synth rows as the stratified chapter's pages show them.
+
+    Args:
+        result: ``load_per_dataset("strat_synth")`` (a
+            :class:`~dpnotes.lab.combine.Combined`: ``.table`` and ``.sources``, each
+            source with its ``.profile``).
+        split: From a data set to its real ``(train, test)`` splits
+            (:func:`dpnotes.data.employment.split_employment`); called once per data
+            set of the table.
+        classifiers: The classifiers of the real-data references.
+
+    Returns:
+        The :class:`StratifiedRuns`.
+
+    Raises:
+        TypeError: If ``result`` has no ``table`` or ``sources``, or ``split`` is not
+            callable.
+        ValueError: As :func:`run_texts` (a partial seed, a data set without a
+            profile) and :func:`real_references` (a test split without ``ESR``).
+    """
+    if not (hasattr(result, "table") and hasattr(result, "sources")):
+        raise TypeError(
+            "result must be what load_per_dataset('strat_synth') returns (with .table "
+            f"and .sources), got {type(result).__name__}."
+        )
+    if not callable(split):
+        raise TypeError(
+            "split must map a data set to its (train, test) splits, such as "
+            f"dpnotes.data.employment.split_employment; got {type(split).__name__}."
+        )
+    tab = result.table
+    profiles = {d: src.profile for d, src in result.sources.items()}
+    captions, texts = run_texts(tab, profiles)
+    synths = [s for s in SYNTHESIZERS if s in set(tab.synthesizer)]
+    refs = real_references({d: split(d) for d in captions}, classifiers=classifiers)
+    return StratifiedRuns(tab, profiles, captions, texts, synths, refs)
 
 
 def size_texts(sizes: pd.DataFrame, profile: str) -> dict[str, str]:
