@@ -16,15 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Lines of chapter code (non-blank, non-comment lines of code cells, not counting the
-#: Colab install cell every chapter starts with) at most. Raised from 1,000 by the 29
-#: lines of setup (imports, loads of the stored results, captions) that the split of the
-#: DPSGD-F chapter into three pages repeats, since glued values are per page; then by the
-#: 30 that the split of its gaps chapter into three repeats (imports, the loads of the
-#: stored results, and the summary's values from the next page), and by the 39 that the
-#: split of the stratified-synthesis chapter into four pages repeats for the same reason
-#: (each page's imports, its read of the stored runs through
-#: dpnotes.findings.synthesis.stratified_runs, its glue of their texts, and the load of
-#: the authors'-convention run on the chapter and the fairness page as well).
+#: Colab install cell every chapter starts with) at most. Raised from 1,000 by the setup
+#: lines (imports, loads of the stored results, captions, glue) that splitting a chapter
+#: into pages repeats, since glued values are per page: 29 for the DPSGD-F chapter's
+#: three pages, 30 for its gaps chapter's three (the summary's values from the next page
+#: among them), 39 for the stratified-synthesis chapter's four (each page's read of the
+#: stored runs through dpnotes.findings.synthesis.stratified_runs, and the load of the
+#: authors'-convention run on the chapter and the fairness page as well).
 CEILING = 1_098
 
 #: The first line of the Colab install cell (scripts/colab.py ``install_cell``, kept in

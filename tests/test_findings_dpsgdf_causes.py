@@ -164,6 +164,10 @@ def test_cause_section_and_caption():
         _Stored(_causes(), "paper", False, {"cells": 4}), _reference()
     )
     assert list(section.table.columns)[:2] == ["run", "ε spent"]
+    assert list(section.table.columns)[-2:] == ["C₈ / max C", "8's share"]
+    # A run that is not private says so in its label; its budget cell is just ∞.
+    shown = section.table.set_index("run")["ε spent"]
+    assert shown["exact counts (not private)"] == "∞"
     assert len(section.table) == 4 and len(section.verdicts) == 6  # 3 DPSGD-F rows
     assert "first 12 epochs" in quick.caption and "The plan" in quick.caption
     assert section.texts["causes-epochs"] == "10"

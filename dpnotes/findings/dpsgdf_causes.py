@@ -438,7 +438,10 @@ def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
             "C_8 / max C",
             "digit 8's share",
         ]
-    ]
+    ].rename(columns={"C_8 / max C": "C₈ / max C", "digit 8's share": "8's share"})
+    # Narrow enough for the text column: a run that is not private says so in its
+    # label, so its budget cell is just ∞.
+    shown["ε spent"] = shown["ε spent"].str.replace(" (not private)", "", regex=False)
     epochs = int(result.table["epoch"].max())
     texts = {
         "causes-reproducing": reproducing_text(verdicts, private)
