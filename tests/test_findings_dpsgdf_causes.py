@@ -164,7 +164,8 @@ def test_cause_section_and_caption():
         _Stored(_causes(), "paper", False, {"cells": 4}), _reference()
     )
     assert list(section.table.columns)[:2] == ["run", "ε spent"]
-    assert list(section.table.columns)[-2:] == ["C₈ / max C", "8's share"]
+    assert list(section.table.columns)[-1] == "C₈ / max C"
+    assert section.texts["causes-share-range"].startswith("from 0.")
     # A run that is not private says so in its label; its budget cell is just ∞.
     shown = section.table.set_index("run")["ε spent"]
     assert shown["exact counts (not private)"] == "∞"

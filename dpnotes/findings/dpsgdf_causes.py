@@ -436,12 +436,18 @@ def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
             "Δ digit 2",
             "gap 8 − 2",
             "C_8 / max C",
-            "digit 8's share",
         ]
-    ].rename(columns={"C_8 / max C": "C₈ / max C", "digit 8's share": "8's share"})
+    ].rename(columns={"C_8 / max C": "C₈ / max C"})
     # Narrow enough for the text column: a run that is not private says so in its
-    # label, so its budget cell is just ∞.
+    # label, so its budget cell is just ∞; digit 8's share of the step goes into the
+    # text (causes-share-range) rather than a seventh column.
     shown["ε spent"] = shown["ε spent"].str.replace(" (not private)", "", regex=False)
+    shares = full["share8"].dropna()
+    share_range = (
+        f"from {shares.min():.3f} to {shares.max():.3f}"
+        if len(shares)
+        else "not logged by these runs"
+    )
     epochs = int(result.table["epoch"].max())
     texts = {
         "causes-reproducing": reproducing_text(verdicts, private)
@@ -449,6 +455,7 @@ def cause_section(result: Any, reference: pd.DataFrame) -> CauseSection:
         else "The paper's Table 1 is measured after 60 epochs, so this profile's runs "
         "are not judged against it.",
         "causes-epochs": f"{min(LATE_EPOCHS, epochs)}",
+        "causes-share-range": share_range,
     }
     return CauseSection(shown, verdicts, causes_caption(result), texts)
 
