@@ -478,6 +478,30 @@ def _nonnegative_list(values: Iterable[float], name: str) -> list[float]:
     return out
 
 
+#: What to do when a composed budget overflows floating point.
+_HUGE_BUDGET = (
+    "a budget that large is no meaningful guarantee: check the entries for a "
+    "mistake upstream (e.g. a noise scale that underflowed)"
+)
+
+
+def _budget_sum(values: Iterable[float], name: str, advice: str) -> float:
+    """Return ``math.fsum(values)``, or say that the total overflows floating point.
+
+    Every entry is finite (checked by the caller), but their exact sum can still
+    exceed the largest float (about 1.8e308): ``math.fsum`` then raises a bare
+    ``OverflowError``. A budget that large is no meaningful guarantee (``inf`` would
+    not be one either), so it is refused with ``advice``.
+    """
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        raise ValueError(
+            f"the total of {name} overflows floating point (it exceeds "
+            f"{sys.float_info.max:.4g}); {advice}."
+        ) from None
+
+
 def _approx_list(
     budgets: Iterable[ApproxBudget | tuple[float, float]],
 ) -> list[ApproxBudget]:
@@ -513,7 +537,9 @@ def compose_sequential_pure(epsilons: Iterable[float]) -> float:
         The epsilon of the joint release.
 
     Raises:
-        ValueError: If the list is empty or an entry is negative or not finite.
+        ValueError: If the list is empty, an entry is negative or not finite, or the
+            total overflows floating point (above about 1.8e308: no meaningful
+            guarantee).
 
     Privacy:
         If mechanism ``i`` is ``epsilon_i``-DP, releasing all outputs (even chosen
@@ -526,7 +552,11 @@ def compose_sequential_pure(epsilons: Iterable[float]) -> float:
         >>> compose_sequential_pure([0.5, 0.25, 0.25])
         1.0
     """
-    return math.fsum(_nonnegative_list(epsilons, "epsilons"))
+    return _budget_sum(
+        _nonnegative_list(epsilons, "epsilons"),
+        "the epsilons",
+        _HUGE_BUDGET,
+    )
 
 
 def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
@@ -539,7 +569,9 @@ def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
         The rho of the joint release.
 
     Raises:
-        ValueError: If the list is empty or an entry is negative or not finite.
+        ValueError: If the list is empty, an entry is negative or not finite, or the
+            total overflows floating point (above about 1.8e308: no meaningful
+            guarantee).
 
     Privacy:
         Adaptive composition of ``rho_i``-zCDP mechanisms is ``sum(rho_i)``-zCDP under
@@ -552,7 +584,11 @@ def compose_sequential_zcdp(rhos: Iterable[float]) -> float:
         >>> compose_sequential_zcdp([0.125, 0.25])
         0.375
     """
-    return math.fsum(_nonnegative_list(rhos, "rhos"))
+    return _budget_sum(
+        _nonnegative_list(rhos, "rhos"),
+        "the rhos",
+        _HUGE_BUDGET,
+    )
 
 
 def compose_sequential_approx(
@@ -567,7 +603,8 @@ def compose_sequential_approx(
         ``ApproxBudget(sum(epsilon_i), sum(delta_i))``.
 
     Raises:
-        ValueError: If the list is empty or an entry is out of range, or the deltas
+        ValueError: If the list is empty or an entry is out of range, the epsilons
+            add up to more than floating point holds (about 1.8e308), or the deltas
             add up to 1 or more (track the budget in zCDP instead, which composes far
             better).
 
@@ -582,7 +619,12 @@ def compose_sequential_approx(
         ApproxBudget(epsilon=1.0, delta=2e-06)
     """
     items = _approx_list(budgets)
-    eps = math.fsum(b.epsilon for b in items)
+    eps = _budget_sum(
+        (b.epsilon for b in items),
+        "the epsilons",
+        _HUGE_BUDGET,
+    )
+    # Each delta is below 1, so their sum cannot overflow.
     delta = math.fsum(b.delta for b in items)
     if delta >= 1.0:
         raise ValueError(
@@ -682,7 +724,9 @@ def joint_noise_multiplier(noise_multipliers: float | Sequence[float]) -> float:
         The joint multiplier, never larger than the smallest one.
 
     Raises:
-        ValueError: If the list is empty or a multiplier is not positive.
+        ValueError: If the list is empty, a multiplier is not positive and finite, or
+            ``sum_i sigma_i**-2`` overflows floating point (a multiplier below about
+            7.5e-155).
 
     References:
         andrew2021differentially (section 3, the joint multiplier of the clipped
@@ -693,7 +737,12 @@ def joint_noise_multiplier(noise_multipliers: float | Sequence[float]) -> float:
         0.796
     """
     sigmas = _noise_multiplier_list(noise_multipliers)
-    return float(math.fsum(s**-2 for s in sigmas) ** -0.5)
+    inverse_variance = _budget_sum(
+        (s**-2 for s in sigmas),
+        "the noise multipliers' sigma**-2",
+        "a multiplier that small gives no privacy; use larger noise multipliers",
+    )
+    return float(inverse_variance**-0.5)
 
 
 def _noise_multiplier_list(noise_multipliers: float | Sequence[float]) -> list[float]:
@@ -805,7 +854,9 @@ def classic_rdp_conversion(
     ``epsilon = min over alpha of RDP(alpha) + log(1 / delta) / (alpha - 1)``.
 
     Args:
-        rdp: RDP values, one per order.
+        rdp: RDP values, one per order: each ``>= 0`` (a Rényi divergence is never
+            negative), ``inf`` allowed (an order at which the mechanism has no
+            finite bound; it is then never the minimiser).
         orders: Rényi orders ``alpha > 1``, as many as ``rdp``.
         delta: Target delta in (0, 1).
 
@@ -813,8 +864,9 @@ def classic_rdp_conversion(
         The smallest epsilon over the orders.
 
     Raises:
-        ValueError: If the arrays are empty, of different lengths, not 1-D, or an
-            order is at most 1, or ``delta`` is outside (0, 1).
+        ValueError: If the arrays are empty, of different lengths, not 1-D, an
+            order is at most 1 (or NaN), an RDP value is NaN or negative (a negative
+            one would under-report epsilon), or ``delta`` is outside (0, 1).
 
     Privacy:
         An ``(alpha, r)``-RDP mechanism is ``(r + log(1/delta)/(alpha-1), delta)``-DP.
@@ -834,7 +886,25 @@ def classic_rdp_conversion(
             "rdp and orders must be non-empty 1-D arrays of the same length, with "
             "every order greater than 1."
         )
-    return float(np.min(r + math.log(1.0 / delta) / (a - 1.0)))
+    bad = np.isnan(r) | (r < 0)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"rdp must be >= 0 (or inf) at every order, got {float(r[i])!r} at order "
+            f"{float(a[i]):g} ({int(bad.sum())} such value(s)): the RDP of a "
+            "mechanism is never NaN or negative, and a negative value would "
+            "under-report epsilon. Fix the curve; if the negatives are rounding "
+            "errors of values that are truly >= 0 (as opacus' compute_rdp gives for "
+            "huge noise multipliers), clip them with np.maximum(rdp, 0.0), which can "
+            "only raise epsilon."
+        )
+    # 1 / delta overflows for a subnormal delta although its log is finite; the
+    # usual deltas keep the expression as written (and its last bit).
+    inv_delta = 1.0 / delta
+    log_inv_delta = (
+        math.log(inv_delta) if math.isfinite(inv_delta) else -math.log(delta)
+    )
+    return float(np.min(r + log_inv_delta / (a - 1.0)))
 
 
 def subsampled_gaussian_epsilon(
@@ -910,7 +980,9 @@ def _classic_epsilon_cached(
         steps=steps,
         orders=orders,
     )
-    return classic_rdp_conversion(np.asarray(rdp), orders, delta=delta)
+    # opacus' log-space arithmetic can return values a few ulps below 0 where the
+    # RDP is truly >= 0 (huge multipliers); clipping them at 0 is the safe side.
+    return classic_rdp_conversion(np.maximum(np.asarray(rdp), 0.0), orders, delta=delta)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1081,7 +1153,10 @@ class ZCDPAccountant:
     def can_spend(self, rho: float) -> bool:
         """Return whether spending ``rho`` more stays within the total budget."""
         rho = check_rho(rho)
-        return self.spent + rho <= self._total * (1.0 + _BUDGET_RTOL)
+        after = self.spent + rho
+        # A finite total (even the largest float) cannot hold an overflowed sum,
+        # although the slack total * (1 + rtol) may itself round up to inf.
+        return math.isfinite(after) and after <= self._total * (1.0 + _BUDGET_RTOL)
 
     def spend(self, rho: float, label: str = "") -> Spend:
         """Record a spend of ``rho``, or raise if it would exceed the total budget.

@@ -214,6 +214,63 @@ def check_result(value: Any, name: str, *, advice: str) -> Any:
     return value
 
 
+#: Scalars an object array may hold: real numbers (Python's, numpy's, Decimal) and
+#: numpy booleans (numbers.Real leaves out np.bool_ and Decimal).
+_REAL_SCALARS = (Real, np.bool_, Decimal)
+
+#: What an array of each non-numeric dtype kind holds, for the error message.
+_NON_NUMERIC_KINDS = {
+    "U": "strings",
+    "S": "bytes",
+    "M": "datetimes",
+    "m": "time deltas",
+    "V": "structured records",
+}
+
+
+def _check_real_entries(raw: np.ndarray, name: str) -> None:
+    """Refuse an array whose entries are not real numbers, before any cast to float.
+
+    ``np.asarray(x, dtype=float)`` would keep only the real part of complex numbers
+    (with a warning, not an error) and parse numeric strings, so ``check_array``
+    looks at the entries first.
+    """
+    kind = raw.dtype.kind
+    if kind == "c":
+        raise TypeError(
+            f"{name} must be real numeric array-like, got complex values (dtype "
+            f"{raw.dtype}); pass the real quantity you mean, e.g. np.real({name}) or "
+            f"np.abs({name})."
+        )
+    if kind in _NON_NUMERIC_KINDS:
+        raise TypeError(
+            f"{name} must be numeric array-like, got {_NON_NUMERIC_KINDS[kind]} "
+            f"(dtype {raw.dtype}); convert them to numbers first (with a public "
+            "encoding for categories)."
+        )
+    if kind == "O":
+        bad = [v for v in raw.reshape(-1) if not isinstance(v, _REAL_SCALARS)]
+        if bad:
+            first = bad[0]
+            if isinstance(first, complex | np.complexfloating):
+                advice = "pass the real quantity you mean, e.g. its real part"
+            elif first is None:
+                advice = (
+                    "drop or impute missing values before calling (with a rule fixed "
+                    "in advance, not chosen by looking at the private data)"
+                )
+            else:
+                advice = (
+                    "convert them to numbers first (with a public encoding for "
+                    "categories)"
+                )
+            raise TypeError(
+                f"{name} must be real numeric array-like, but {len(bad)} of its "
+                f"{raw.size} entries are not real numbers, the first {first!r} "
+                f"({type(first).__name__}); {advice}."
+            )
+
+
 def check_array(
     x: Any,
     name: str = "x",
@@ -232,12 +289,22 @@ def check_array(
         dtype: Target dtype.
 
     Raises:
-        TypeError: If ``x`` cannot be converted to a numeric array.
+        TypeError: If ``x`` cannot be converted to a numeric array, or holds complex
+            numbers, strings, dates or other entries that are not real numbers
+            (a cast to float would drop an imaginary part or parse text silently).
         ValueError: If it has NaN or infinite entries, the wrong shape, or is empty.
+
+    >>> check_array([1, 2.5])
+    array([1. , 2.5])
     """
     try:
-        arr = np.asarray(x, dtype=dtype)
-    except (TypeError, ValueError) as err:
+        raw = np.asarray(x)
+    except (TypeError, ValueError, OverflowError) as err:
+        raise TypeError(f"{name} must be numeric array-like: {err}") from err
+    _check_real_entries(raw, name)
+    try:
+        arr = np.asarray(raw, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as err:
         raise TypeError(f"{name} must be numeric array-like: {err}") from err
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}.")

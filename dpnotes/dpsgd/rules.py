@@ -67,6 +67,7 @@ __all__ = [
     "dpsgd_f_step",
     "dpsgd_step",
     "fair_dp_clip_bounds",
+    "largest_step_scales",
     "naive_step",
     "naive_weights",
     "release_counts",
@@ -669,6 +670,87 @@ def _rule_step(
         group_weights=None,
         sensitivity_ratio=bounds / bounds.max(),
     )
+
+
+def largest_step_scales(
+    method: str,
+    *,
+    noise_multiplier: float,
+    clip_norm: float,
+    batch_size: int,
+    num_groups: int,
+    rule: DPSGDFRule | None = None,
+) -> tuple[float, float]:
+    """Return the largest clip bound and noise std a step of ``method`` can use.
+
+    A step casts its clip bounds to the dtype of the model and adds noise of that std
+    to its gradient sum, so both must be finite there (at most
+    ``torch.finfo(dtype).max``); :func:`~dpnotes.dpsgd.train` checks them before the
+    first step. From the public settings alone (``sigma_2``, ``C_0``, ``b``, ``K``):
+
+    * DPSGD: bound ``C_0``, std ``sigma_2 C_0``.
+    * Naive: bound ``C_0``, std ``sigma_2 C_0 b / K``: ``theta_k = (b / K) /
+      max(b~_k, 1)`` reaches ``b / K`` whenever a noisy count falls to 1 or below,
+      which has positive probability at every step.
+    * DPSGD-F with ``guard="clip"``: bound ``cap C_0`` (reached with positive
+      probability: the raw noisy counts can put a ratio above ``cap - 1``).
+    * DPSGD-F with ``reading="fair_dp"``: bound ``C_0 (1 + K)``, the supremum
+      (``r_k / (mean_j r_j + 1e-8) < K``; one group with share 1, the others 0).
+    * DPSGD-F otherwise (the package's default reading, ``guard="clamp1"``, exact
+      counts, the public denominator) has **no finite largest bound**:
+      ``C_k <= C_0 (1 + b~ / b~_k)`` with a noisy ``b~_k`` that can come arbitrarily
+      close to 0. What is certain is returned instead: with the noisy denominator
+      ``m~ / b~`` is a mean of the groups' shares weighted by ``b~_k``, so the
+      largest ratio is at least 1 (an undefined one is 1) and every step's largest
+      bound is at least ``2 C_0``; with the public denominator, at least ``C_0``.
+      A run past these passes the check and is stopped by the divergence check
+      of :func:`~dpnotes.dpsgd.train` if a step's noise overflows.
+    * The std is ``sigma_2`` times the bound, except ``noise_scale="base_bound"``
+      (``sigma_2 C_0``) and ``"batch_max"`` (the largest bound of the groups in the
+      batch: the same maximum where the rule has one, else only ``C_0`` is
+      certain).
+
+    Args:
+        method: ``"dpsgd"``, ``"naive"`` or ``"dpsgd_f"``.
+        noise_multiplier: ``sigma_2``.
+        clip_norm: ``C_0``.
+        batch_size: The expected batch size ``b`` (public).
+        num_groups: ``K``.
+        rule: DPSGD-F's reading (None for the default).
+
+    Returns:
+        ``(bound, std)``, each the largest value a step can use where the rule has
+        one, else the least value its largest is certain to reach.
+
+    Examples:
+        >>> largest_step_scales("naive", noise_multiplier=1.0, clip_norm=1.0,
+        ...                     batch_size=256, num_groups=2)
+        (1.0, 128.0)
+        >>> largest_step_scales("dpsgd_f", noise_multiplier=1.0, clip_norm=1.0,
+        ...                     batch_size=256, num_groups=2,
+        ...                     rule=DPSGDFRule(guard="clip", cap=3.0))
+        (3.0, 3.0)
+    """
+    check_choice(method, PRIVATE_METHODS, "method")
+    if method == "dpsgd":
+        return clip_norm, noise_multiplier * clip_norm
+    if method == "naive":
+        return clip_norm, noise_multiplier * clip_norm * (batch_size / num_groups)
+    rule = rule or DPSGDFRule()
+    if rule.reading == "fair_dp":
+        factor, is_max = 1.0 + num_groups, True
+    elif rule.guard == "clip":
+        factor, is_max = rule.cap, True
+    elif rule.denominator == "noisy":
+        factor, is_max = 2.0, False
+    else:
+        factor, is_max = 1.0, False
+    bound = factor * clip_norm
+    if rule.noise_scale == "base_bound" or (
+        rule.noise_scale == "batch_max" and not is_max
+    ):
+        return bound, noise_multiplier * clip_norm
+    return bound, noise_multiplier * bound
 
 
 # --------------------------------------------------------------------------------------

@@ -27,9 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from dpnotes.validation import check_choice, check_delta, check_int, check_positive
 
-__all__ = ["SAMPLINGS", "Privacy", "Schedule"]
+__all__ = ["FLOAT32_MAX", "SAMPLINGS", "Privacy", "Schedule"]
+
+#: float32's largest finite value (about 3.4e38): the clip norm and the noise scale
+#: ``noise_multiplier * clip_norm`` of a :class:`Privacy` may not exceed it.
+FLOAT32_MAX: float = float(np.finfo(np.float32).max)
 
 #: How batches are drawn: Poisson subsampling (the accounting is exact) or the
 #: paper's fixed-size batches of a shuffled epoch (the accounting approximate).
@@ -53,7 +59,18 @@ class Privacy:
 
     Raises:
         ValueError: A multiplier or clip norm that is not finite and > 0, a delta
-            outside (0, 1), a target epsilon that is not finite and > 0.
+            outside (0, 1), a target epsilon that is not finite and > 0, or a clip
+            norm whose bound or noise scale float32 cannot hold: ``clip_norm`` and
+            ``noise_multiplier * clip_norm`` must both be at most
+            :data:`FLOAT32_MAX` (about 3.4e38). A step clips to ``C_0`` in the
+            model's dtype and adds noise of std ``sigma_2 C_0`` (DPSGD) to its
+            float parameters; above the limit the bound overflows to ``inf`` (or a
+            float32 tensor refuses it) and the model turns into NaN. float32 is the
+            dtype of every model :mod:`dpnotes.dpsgd.models` builds and the
+            narrowest one :func:`~dpnotes.dpsgd.train` takes; the record does not
+            know the model, so the limit is float32's for all. Naive and DPSGD-F
+            can use larger scales, checked against the model's dtype when training
+            starts (:func:`~dpnotes.dpsgd.rules.largest_step_scales`).
         TypeError: A value that is not a number.
 
     >>> Privacy(noise_multiplier=0.8, clip_norm=1.0).delta
@@ -74,6 +91,16 @@ class Privacy:
             check_positive(self.noise_multiplier, "noise_multiplier"),
         )
         put(self, "clip_norm", check_positive(self.clip_norm, "clip_norm"))
+        scale = self.noise_multiplier * self.clip_norm
+        if max(self.clip_norm, scale) > FLOAT32_MAX:
+            raise ValueError(
+                f"clip_norm={self.clip_norm!r} with noise_multiplier="
+                f"{self.noise_multiplier!r} puts the clip bound or the noise scale "
+                f"noise_multiplier * clip_norm = {scale:.4g} above float32's largest "
+                f"value {FLOAT32_MAX:.4g}, so the model's parameters cannot hold it. "
+                "Lower clip_norm (rescale the loss if its gradients are that "
+                "large)."
+            )
         if self.count_noise_multiplier is not None:
             put(
                 self,

@@ -3039,9 +3039,11 @@ def paper_steps_cut(
     from dpnotes.accounting import classic_rdp_conversion
 
     orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
+    # np.maximum: opacus can return values a few ulps below 0 (huge multipliers),
+    # which classic_rdp_conversion refuses; clipping them at 0 is the safe side.
     one = [
-        np.asarray(compute_rdp(q=sample_rate, noise_multiplier=s, steps=1,
-                               orders=orders))
+        np.maximum(np.asarray(compute_rdp(q=sample_rate, noise_multiplier=s,
+                                          steps=1, orders=orders)), 0.0)
         for s in noise_multipliers
     ]  # fmt: skip
     budget = classic_rdp_conversion(steps * one[0], orders, delta=delta)
