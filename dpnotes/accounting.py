@@ -756,6 +756,24 @@ def _noise_multiplier_list(noise_multipliers: float | Sequence[float]) -> list[f
     return [check_positive(s, f"noise_multipliers[{i}]") for i, s in enumerate(sigmas)]
 
 
+#: The smallest noise multiplier the RDP analysis accepts. Below it epsilon exceeds
+#: 1e10 at any sampling rate above 1e-6 (no privacy left to report), and near 1e-154
+#: opacus' ``compute_rdp`` overflows ``1 / sigma**2`` and loops without end.
+MIN_RDP_NOISE_MULTIPLIER = 1e-6
+
+
+def _check_rdp_multiplier(sigma: float) -> float:
+    """Return ``sigma`` if the RDP analysis can account it, else raise ValueError."""
+    if sigma < MIN_RDP_NOISE_MULTIPLIER:
+        raise ValueError(
+            f"noise multiplier {sigma:.3g} is below {MIN_RDP_NOISE_MULTIPLIER:g}: its "
+            "epsilon exceeds 1e10 (no privacy), and opacus' RDP analysis overflows for "
+            "multipliers that small. Use a noise multiplier of at least "
+            f"{MIN_RDP_NOISE_MULTIPLIER:g} (DP-SGD typically uses 0.5-10)."
+        )
+    return sigma
+
+
 def rdp_epsilon(
     *,
     sample_rate: float,
@@ -801,7 +819,8 @@ def rdp_epsilon(
         The epsilon of the whole run at ``delta``.
 
     Raises:
-        ValueError: If an argument is out of range.
+        ValueError: If an argument is out of range, or a (joint) noise multiplier is
+            below :data:`MIN_RDP_NOISE_MULTIPLIER`.
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbouring (the relation of the
@@ -838,6 +857,7 @@ def rdp_epsilon(
         )
     if same_sample:
         sigmas = [joint_noise_multiplier(sigmas)]
+    sigmas = [_check_rdp_multiplier(s) for s in sigmas]
     rdp = sum(
         np.asarray(compute_rdp(q=q, noise_multiplier=s, steps=steps, orders=orders_arr))
         for s in sigmas
@@ -976,7 +996,7 @@ def _classic_epsilon_cached(
     orders = np.asarray(RDPAccountant.DEFAULT_ALPHAS, dtype=float)
     rdp = compute_rdp(
         q=q,
-        noise_multiplier=joint_noise_multiplier(sigmas),
+        noise_multiplier=_check_rdp_multiplier(joint_noise_multiplier(sigmas)),
         steps=steps,
         orders=orders,
     )

@@ -386,3 +386,32 @@ def test_the_checks_change_no_number(method, monkeypatch):
     monkeypatch.setattr(loop_mod, "_check_finite_parameters", lambda *a, **k: None)
     monkeypatch.setattr(loop_mod, "_check_step_scales", lambda *a, **k: None)
     assert digest(run(method)) == digest(checked)
+
+
+@pytest.mark.parametrize("sigma", [1e-7, 1e-20, 1e-154])
+def test_rdp_refuses_multipliers_below_the_floor_instead_of_hanging(sigma):
+    # At 1e-154 opacus' compute_rdp overflowed 1 / sigma**2 and looped without end.
+    from dpnotes.accounting import rdp_epsilon, subsampled_gaussian_epsilon
+
+    with pytest.raises(ValueError, match="at least 1e-06"):
+        rdp_epsilon(sample_rate=0.01, noise_multipliers=sigma, steps=10, delta=1e-5)
+    with pytest.raises(ValueError, match="at least 1e-06"):
+        subsampled_gaussian_epsilon(
+            sample_rate=0.01,
+            noise_multipliers=sigma,
+            steps=10,
+            delta=1e-5,
+            conversion="classic",
+        )
+
+
+def test_rdp_at_the_floor_reports_an_epsilon_with_no_privacy_left():
+    from dpnotes.accounting import MIN_RDP_NOISE_MULTIPLIER, rdp_epsilon
+
+    eps = rdp_epsilon(
+        sample_rate=1e-6,
+        noise_multipliers=MIN_RDP_NOISE_MULTIPLIER,
+        steps=1,
+        delta=1e-5,
+    )
+    assert 1e10 < eps < float("inf")

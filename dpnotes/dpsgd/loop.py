@@ -1228,6 +1228,7 @@ def train(
         Schedule,
         schedule,
         "schedule",
+        build_empty=True,
         lr=lr,
         batch_size=batch_size,
         epochs=epochs,

@@ -206,15 +206,20 @@ def check_momentum(momentum: Any) -> float:
     return momentum
 
 
-def from_keywords(record: type, given: Any, name: str, **keywords: Any) -> Any:
+def from_keywords(
+    record: type, given: Any, name: str, *, build_empty: bool = False, **keywords: Any
+) -> Any:
     """Return ``given``, or the record built from the keywords that are not ``None``.
+
+    With no record and no keyword, return ``record()`` (its defaults) if
+    ``build_empty``, else ``None``.
 
     :func:`~dpnotes.dpsgd.train` takes each record or its fields as flat keywords, not
     both: a keyword beside its record would leave it unclear which one the run used.
     """
     passed = {k: v for k, v in keywords.items() if v is not None}
     if given is None:
-        return record(**passed) if passed or name == "schedule" else None
+        return record(**passed) if passed or build_empty else None
     if not isinstance(given, record):
         raise TypeError(
             f"{name} must be a dpnotes.dpsgd.{record.__name__} or None, got "

@@ -38,13 +38,24 @@ def canonical(clique: Iterable[str], domain: Domain) -> Clique:
     >>> canonical(("C", "A"), {"A": 2, "B": 2, "C": 2})
     ('A', 'C')
     """
+    clique = tuple(clique)
+    _check_attributes(clique, domain)
     members = set(clique)
-    unknown = sorted(members - set(domain))
+    return tuple(a for a in domain if a in members)
+
+
+def _check_attributes(clique: Clique, domain: Domain) -> None:
+    """Raise ValueError naming the clique's attributes the domain does not declare."""
+    unknown = sorted({a for a in clique if a not in domain}, key=str)
     if unknown:
         raise ValueError(
-            f"clique {tuple(clique)} names unknown attribute(s) {unknown}."
+            f"clique {clique} names unknown attribute(s) {unknown}; the domain "
+            f"declares {list(domain)}."
         )
-    return tuple(a for a in domain if a in members)
+
+
+def _n_records(df: pd.DataFrame | Mapping[str, np.ndarray]) -> int:
+    return len(next(iter(df.values()))) if isinstance(df, Mapping) else len(df)
 
 
 def all_kway(domain: Domain, k: int) -> list[Clique]:
@@ -104,28 +115,20 @@ def marginal(
             ``weights`` are not one finite, non-negative number per record.
     """
     clique = tuple(clique)
-    unknown = [a for a in clique if a not in domain]
-    if unknown:
-        raise ValueError(
-            f"clique {clique} names attribute(s) {unknown} that the domain does not "
-            f"declare ({list(domain)})."
-        )
+    _check_attributes(clique, domain)
+    n = _n_records(df)
     if weights is not None:
-        weights = _check_record_weights(weights, df)
+        weights = _check_record_weights(weights, n)
     shape = tuple(domain[a] for a in clique)
     size = int(np.prod(shape, dtype=np.int64))
     if len(clique) == 0:
-        n = len(next(iter(df.values()))) if isinstance(df, Mapping) else len(df)
         total = float(n if weights is None else np.sum(weights))
         return np.array([total])
     idx = np.ravel_multi_index(tuple(_codes(df, a) for a in clique), shape)
     return np.bincount(idx, weights=weights, minlength=size).astype(float)
 
 
-def _check_record_weights(
-    weights: np.ndarray, df: pd.DataFrame | Mapping[str, np.ndarray]
-) -> np.ndarray:
-    n = len(next(iter(df.values()))) if isinstance(df, Mapping) else len(df)
+def _check_record_weights(weights: np.ndarray, n: int) -> np.ndarray:
     w = np.asarray(weights)
     if w.dtype.kind not in "biuf" or w.shape != (n,):
         raise ValueError(
