@@ -163,6 +163,15 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
     same = _run({("MST", "vanilla", 1.0, s): 1.0 for s in (0, 1)})
     flat = sc.cause_section(_ours(), {"recode_vanilla": same}, records=records)
     assert flat.texts["causes-largest"].startswith("none of the settings")
+    # The authors' MST wins 1 of 18: 3 of 3 is farther from that share than 0 of 3.
+    label = sc.CAUSE_LABELS["recode_vanilla"]
+    assert section.texts["causes-toward"] == (
+        f"toward the authors' share of wins: none; away from it: {label} (MST)"
+    )
+    assert flat.texts["causes-toward"].endswith("none; away from it: none")
+    assert section.texts["causes-closest"] == (
+        f"MST, {label} with 3 of 3 against the authors' 1 of 18"
+    )
     with pytest.raises(ValueError, match="no cause run"):
         sc.cause_section(_ours(), {"aim_2way": None}, records=records)
     assert section.texts["causes-slip-sex"] == "0.33"

@@ -16,7 +16,7 @@ authors' code does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,6 +353,49 @@ def _gem_vanilla_text() -> str:
     )
 
 
+def _toward_text(rows: Sequence[CauseRow]) -> str:
+    """Which settings move stratifying's share of wins toward the authors' share.
+
+    A setting moves a synthesizer *toward* the authors when its share of wins on its
+    cells is closer to the authors' share (of their 18 comparisons) than ours on the
+    same cells, *away* when farther; equal distances are left out.
+    """
+    toward, away = [], []
+    for r in rows:
+        if r.ours is None or r.ours.total == 0 or r.with_cause.total == 0:
+            continue
+        target = r.authors / 18
+        now = abs(r.with_cause.wins / r.with_cause.total - target)
+        before = abs(r.ours.wins / r.ours.total - target)
+        label = f"{CAUSE_LABELS[r.cause]} ({r.synthesizer})"
+        if now < before:
+            toward.append(label)
+        elif now > before:
+            away.append(label)
+    return (
+        f"toward the authors' share of wins: {'; '.join(toward) or 'none'}; away from "
+        f"it: {'; '.join(away) or 'none'}"
+    )
+
+
+def _closest_text(rows: Sequence[CauseRow]) -> str:
+    """Per synthesizer, the setting whose share of wins is closest to the authors'."""
+    parts = []
+    for syn in SYNTHESIZERS:
+        mine = [r for r in rows if r.synthesizer == syn and r.with_cause.total > 0]
+        if not mine:
+            continue
+        target = mine[0].authors / 18
+        best = min(
+            mine, key=lambda r: abs(r.with_cause.wins / r.with_cause.total - target)
+        )
+        parts.append(
+            f"{syn}, {CAUSE_LABELS[best.cause]} with {best.with_cause.wins} of "
+            f"{best.with_cause.total} against the authors' {best.authors} of 18"
+        )
+    return "; ".join(parts) if parts else "no setting run yet"
+
+
 def _run_command(cause: str) -> str:
     settings = CAUSE_RUNS[cause]
     sets = " ".join(f"--set {k}={v}" for k, v in settings.items())
@@ -429,6 +472,8 @@ def cause_section(
         else "none of the settings run so far (none gains stratifying a win)"
     )
     texts = {
+        "causes-toward": _toward_text(rows),
+        "causes-closest": _closest_text(rows),
         "causes-done": "; ".join(CAUSE_LABELS[c] for c in done),
         "causes-pending": (
             "every cause setting is run"
