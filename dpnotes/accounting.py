@@ -820,7 +820,7 @@ def rdp_epsilon(
 
     Raises:
         ValueError: If an argument is out of range, or a (joint) noise multiplier is
-            below :data:`MIN_RDP_NOISE_MULTIPLIER`.
+            below ``MIN_RDP_NOISE_MULTIPLIER`` (1e-6).
 
     Privacy:
         ``(epsilon, delta)``-DP under add/remove-one neighbouring (the relation of the
