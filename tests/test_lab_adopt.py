@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -32,6 +33,7 @@ NAME = "toy_adopt"
 TARGET = "paper@seeds=0+1"
 adopt_mod = importlib.import_module("dpnotes.lab.adopt")
 runner_mod = importlib.import_module("dpnotes.lab.runner")
+registry_mod = importlib.import_module("dpnotes.lab.registry")
 
 
 @dataclass(frozen=True)
@@ -300,3 +302,84 @@ def test_the_command_line_adopts_and_reports(source, tmp_path, capsys):
     assert "stored complete already" in capsys.readouterr().err
     assert main([*args, "--set", "seeds=2", "--from", "paper"]) == 2
     assert "not stored in [paper]" in capsys.readouterr().err
+
+
+def _arms(arms) -> str:
+    return "paper@arms=" + "+".join(map(str, arms))
+
+
+def _grow_paper(monkeypatch, arms) -> None:
+    """Give the toy's paper profile another grid, as an edited profile would."""
+    experiment = get_experiment(NAME)
+    grown = ToyAdoptProfile(arms=tuple(arms), seeds=(0, 1, 2))
+    profiles = {**experiment.profiles, "paper": grown}
+    changed = dataclasses.replace(experiment, profiles=profiles)
+    monkeypatch.setitem(registry_mod._REGISTRY, NAME, changed)
+
+
+def test_a_grown_grid_is_joined_from_its_old_result_and_the_new_cells(
+    tmp_path, committed, monkeypatch, capsys
+):
+    # The paper profile had arms 0 and 1; it is stored complete.
+    _grow_paper(monkeypatch, (0, 1))
+    old = run(NAME, "paper", root=tmp_path, progress=False)
+    # Kept whole under the name of its grid, then the grid grows by arm 2.
+    assert adopt(NAME, _arms((0, 1)), source="paper", cells=1, root=tmp_path).equal
+    _grow_paper(monkeypatch, (0, 1, 2))
+    new = run(NAME, _arms((2,)), root=tmp_path, progress=False)
+    sources = [_arms((0, 1)), _arms((2,))]
+    # A source naming no cell of the grid's remainder, repeated, or missing: refused.
+    with pytest.raises(ValueError, match="more than once"):
+        adopt(NAME, "paper", source=[sources[0]] * 2, root=tmp_path)
+    run(NAME, "paper@arms=0", root=tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"3 of the 9 cells .* not cells of the grids"):
+        adopt(NAME, "paper", source=[sources[0], "paper@arms=0"], root=tmp_path)
+    run(NAME, "paper@arms=1+2", root=tmp_path, progress=False, only={"seed": [0]})
+    with pytest.raises(ValueError, match=r"2 of the 9 cells .* not stored in any"):
+        adopt(NAME, "paper", source=[sources[0], "paper@arms=1+2"], root=tmp_path)
+    with pytest.raises(ValueError, match=r"no cell .* is taken from \['paper@arms=0'"):
+        adopt(NAME, "paper", source=[*sources, "paper@arms=0"], root=tmp_path)
+    assert load_stored(NAME, "paper", root=tmp_path) is None  # stale: not loaded
+    report = adopt(NAME, "paper", source=sources, cells=1, root=tmp_path)
+    assert report.equal and report.cells == 9 and len(report.checks) == 2
+    # One cell recomputed from each source.
+    assert sorted(c.cell["arm"] == 2 for c in report.checks) == [False, True]
+    assert "the stored rows of [paper@arms=0+1] and [paper@arms=2]" in report.summary()
+    stored = load_stored(NAME, "paper", root=tmp_path)
+    assert stored is not None and not stored.partial
+    both = pd.concat([old.table, new.table], ignore_index=True)
+    pd.testing.assert_frame_equal(_by_cell(stored.table), _by_cell(both))
+    # Every cell is listed under the run that computed it; nothing under adopt's.
+    runs = stored.meta["runs"]
+    assert [len(r["cells_done"]) for r in runs] == [6, 3]
+    assert runs[0]["started"] == old.meta["started"]
+    assert runs[1]["started"] == new.meta["started"]
+    assert sum(c for _, c, _ in compute_by_machine(stored.meta)) == 9
+    entry = stored.meta["adopted"]
+    assert [s["source_profile"] for s in entry["sources"]] == sources
+    assert [s["cells_adopted"] for s in entry["sources"]] == [6, 3]
+    assert entry["cells_adopted"] == 9 and len(entry["cells_checked"]) == 2
+    # It is current and complete now: never replaced again.
+    with pytest.raises(ValueError, match="stored complete already"):
+        adopt(NAME, "paper", source=sources, root=tmp_path)
+    # The command line joins the same way (--from repeated).
+    shutil.rmtree(result_folder(tmp_path, NAME, "paper"))
+    args = ["--results", str(tmp_path), "adopt", NAME, "--profile", "paper"]
+    assert main([*args, "--from", sources[0], "--from", sources[1]]) == 0
+    assert "adopted all 9 cells" in capsys.readouterr().out
+
+
+def test_a_complete_result_of_an_older_grid_not_kept_whole_is_never_replaced(
+    tmp_path, committed, monkeypatch
+):
+    _grow_paper(monkeypatch, (0, 1))
+    run(NAME, "paper", root=tmp_path, progress=False)
+    folder = result_folder(tmp_path, NAME, "paper")
+    before = (folder / "meta.json").read_bytes()
+    _grow_paper(monkeypatch, (0, 1, 2))
+    # Its cells recomputed under other names, not adopted from it: it stays.
+    run(NAME, _arms((0, 1)), root=tmp_path, progress=False)
+    run(NAME, _arms((2,)), root=tmp_path, progress=False)
+    with pytest.raises(ValueError, match="grid grew, first adopt"):
+        adopt(NAME, "paper", source=[_arms((0, 1)), _arms((2,))], root=tmp_path)
+    assert (folder / "meta.json").read_bytes() == before

@@ -1,4 +1,4 @@
-"""Adopt: store the cells of a narrower profile from a wider profile's stored result.
+"""Adopt: store a profile's cells from the stored results of profiles it narrows.
 
 A derived profile that only narrows the grid (``paper@parity=authors,seeds=0+1`` of
 ``paper@parity=authors``) computes, cell for cell, what the wider profile computes:
@@ -24,6 +24,13 @@ result of its own, without recomputing hours of cells, and proves it first:
    order as a run would, through the store's atomic write
    (:func:`~dpnotes.lab.store.write_result`).
 
+Several sources may be named: then the profile's grid must lie in the union of
+theirs, each cell is taken from the first source that stores it, and ``cells``
+cells are recomputed *from each source* that gives any. This is how a profile whose
+grid grew (a data set added to ``paper``) is stored from the result of the old grid
+(kept under a derived name such as ``paper@datasets=A+B``) and a derived profile
+that computed the new cells (``paper@datasets=C``), without recomputing either.
+
 The new ``meta.json`` is stamped with the narrower profile's settings and config hash,
 and keeps the source's record of how the cells were computed: its code version,
 packages, machine (``device``, ``workers``), dates and wall time, and its ``runs``
@@ -31,6 +38,9 @@ packages, machine (``device``, ``workers``), dates and wall time, and its ``runs
 which machine computed which cells, and in how long, stays true. Its ``adopted``
 entry names the source (profile, config hash, code version, table sha256), the
 settings that differ, the cells checked and the code and machine that checked them.
+From several sources, every run of every source is listed in ``runs`` (a source's
+own last run as an entry of its own), the top-level provenance is the first
+source's, and ``adopted["sources"]`` names each source with the cells taken from it.
 Per-cell wall times live in the rows (the ``*_seconds`` columns or metrics), which
 are copied unchanged.
 """
@@ -92,7 +102,14 @@ __all__ = [
 #: synthesizer, stratification, epsilon and seed from the cell.
 GRID_SETTINGS: dict[str, tuple[str, ...]] = {
     "strat_synth": ("datasets", "synthesizers", "stratifications", "epsilons", "seeds"),
+    # A cell {dataset, epsilon, seed} reads the methods, rows, SAGE, MST and AIM
+    # settings, fidelity and evaluations from its settings, never these three.
+    "spending_e2e": ("datasets", "epsilons", "seeds"),
 }
+
+
+#: The top-level keys of ``meta.json`` that say how a run computed its cells.
+_PROVENANCE = ("code_version", "packages", "device", "workers", "started", "date")
 
 
 def declare_grid_settings(settings: Mapping[str, Sequence[str]]) -> None:
@@ -141,7 +158,7 @@ class AdoptReport:
     Attributes:
         experiment: The experiment.
         profile: The profile adopted into (the narrower one).
-        source: The stored profile the rows come from.
+        source: The stored profile the rows come from (several joined by " + ").
         seed: The root seed of both results.
         cells: How many cells the narrower profile has (all adopted on success).
         checks: The recomputed cells and how they compare with the stored rows.
@@ -163,6 +180,10 @@ class AdoptReport:
         """Whether every recomputed cell equals its stored rows."""
         return all(c.equal for c in self.checks)
 
+    @property
+    def _sources(self) -> str:
+        return " and ".join(f"[{s}]" for s in self.source.split(" + "))
+
     def summary(self) -> str:
         """Return a few lines for the command line."""
         head = f"{self.experiment} [{self.profile}] seed {self.seed}"
@@ -172,11 +193,11 @@ class AdoptReport:
             took = ", ".join(f"{c.seconds:.1f} s" for c in self.checks)
             return (
                 f"{head}: {checked} of {self.cells} cells recomputed under the current "
-                f"code equal to the stored rows of [{self.source}] ({took}); adopted "
+                f"code equal to the stored rows of {self._sources} ({took}); adopted "
                 f"all {self.cells} cells; {where}"
             )
         lines = [
-            f"{head}: cells differ from the stored rows of [{self.source}]; nothing "
+            f"{head}: cells differ from the stored rows of {self._sources}; nothing "
             f"written ({checked} cells checked)"
         ]
         for check in self.checks:
@@ -291,73 +312,121 @@ def _runs(meta: Mapping[str, Any], stored: Sequence[str], adopted: set[str]):
     return runs, last
 
 
-def _source_rows(
-    experiment: Experiment, profile: str, stored: StoredResult
-) -> tuple[list[dict[str, Any]], dict[str, pd.DataFrame], list[str]]:
-    """The narrower grid, the source's rows by cell hash and its stored cells' hashes.
+def _sources_rows(
+    experiment: Experiment, profile: str, stored: Sequence[StoredResult]
+) -> tuple[
+    list[dict[str, Any]], dict[str, pd.DataFrame], dict[str, int], list[list[str]]
+]:
+    """The narrower grid, its rows by cell hash, which source gives each cell, and
+    each source's stored cells' hashes.
+
+    A cell is taken from the first source (in the order given) that stores it.
 
     Raises:
-        ValueError: If the grid is empty or not a subset of the source's, the
-            source's rows do not split into cells, or some cell is not stored.
+        ValueError: If the grid is empty or not a subset of the sources' grids, a
+            source's rows do not split into cells, or some cell is stored by none.
     """
-    name, source = experiment.name, stored.profile
+    name = experiment.name
+    named = " and ".join(f"[{s.profile}]" for s in stored)
     grid = experiment.cells(profile)
     if not grid:
         raise ValueError(f"{name} [{profile}] has no cells; there is nothing to adopt.")
-    wider = {stable_hash(c) for c in experiment.cells(source)}
+    wider = {stable_hash(c) for s in stored for c in experiment.cells(s.profile)}
     outside = [c for c in grid if stable_hash(c) not in wider]
     if outside:
+        whose = f"{named}'s grid" if len(stored) == 1 else f"the grids of {named}"
         raise ValueError(
             f"{len(outside)} of the {len(grid)} cells of {name} [{profile}] are not "
-            f"cells of [{source}]'s grid (the first: {outside[0]}); adopt only "
-            "narrows a grid. Compute them with "
+            f"cells of {whose} (the first: {outside[0]}); adopt only narrows a grid "
+            "(or joins several). Compute them with "
             f"{_command(f'run {name}', profile)}."
         )
-    split = stored_cells(experiment, stored)
-    rows = {stable_hash(c): r for c, r in split}
-    if any(r is None for r in rows.values()):
-        raise ValueError(
-            f"the stored rows of {name} [{source}] cannot be split into its cells by "
-            "their key columns (a cell writes a key in a format of its own); adopt "
-            "cannot tell which rows are whose."
-        )
+    rows: dict[str, pd.DataFrame] = {}
+    origin: dict[str, int] = {}
+    hashes: list[list[str]] = []
+    for i, result in enumerate(stored):
+        split = stored_cells(experiment, result)
+        if any(r is None for _, r in split):
+            raise ValueError(
+                f"the stored rows of {name} [{result.profile}] cannot be split into "
+                "its cells by their key columns (a cell writes a key in a format of "
+                "its own); adopt cannot tell which rows are whose."
+            )
+        hashes.append([stable_hash(c) for c, _ in split])
+        for c, r in split:
+            h = stable_hash(c)
+            if h not in rows:
+                rows[h], origin[h] = r, i
     missing = [c for c in grid if stable_hash(c) not in rows]
     if missing:
-        held = (
-            f"partial: {len(split)} of {stored.meta.get('cells')} cells stored"
-            if stored.partial
-            else "complete"
-        )
+        if len(stored) == 1:
+            (only,) = stored
+            held = (
+                f"partial: {len(hashes[0])} of {only.meta.get('cells')} cells stored"
+                if only.partial
+                else "complete"
+            )
+            how = _missing_command(name, only.profile, missing, grid)
+            where = f"stored in [{only.profile}] ({held}; the first missing: "
+        else:
+            how = _missing_command(name, profile, missing, grid)
+            where = f"stored in any of {named} (the first missing: "
         raise ValueError(
             f"{len(missing)} of the {len(grid)} cells of {name} [{profile}] are not "
-            f"stored in [{source}] ({held}; the first missing: {missing[0]}). Compute "
-            f"them there with {_missing_command(name, source, missing, grid)}, then "
-            "adopt again."
+            f"{where}{missing[0]}). Compute them there with {how}, then adopt again."
         )
-    return grid, rows, [stable_hash(c) for c, _ in split]
+    rows = {h: rows[h] for h in map(stable_hash, grid)}
+    origin = {h: origin[h] for h in rows}
+    unused = [s.profile for i, s in enumerate(stored) if i not in set(origin.values())]
+    if unused:
+        raise ValueError(
+            f"no cell of {name} [{profile}] is taken from {unused} (an earlier source "
+            "stores them all); name only the sources it needs."
+        )
+    return grid, rows, origin, hashes
 
 
 def _check_data(
-    name: str, profile: str, stored: StoredResult, here: Mapping[str, Any]
+    name: str, profile: str, stored: Sequence[StoredResult], here: Mapping[str, Any]
 ) -> None:
-    """Refuse a data file that is not the one the source's cells read."""
-    source = stored.profile
-    recorded = {d["name"]: d.get("sha256") for d in stored.meta.get("datasets", [])}
+    """Refuse a data file that is not the one the sources' cells read: each file the
+    profile reads must be recorded by some source, and by every source that records it
+    with the same checksum."""
     for data in here["datasets"]:
-        if recorded.get(data["name"]) != data["sha256"]:
-            raise ValueError(
-                f"the data file {data['name']} is not the one [{source}] was computed "
-                f"from (sha256 {recorded.get(data['name'])} stored, {data['sha256']} "
-                f"here); compute {name} [{profile}] with "
-                f"{_command(f'run {name}', profile)}."
-            )
+        recorded = {
+            s.profile: {d["name"]: d.get("sha256") for d in s.meta.get("datasets", [])}
+            for s in stored
+        }
+        holders = [p for p, files in recorded.items() if data["name"] in files]
+        for source in holders or [stored[0].profile]:
+            sha = recorded[source].get(data["name"])
+            if sha != data["sha256"]:
+                raise ValueError(
+                    f"the data file {data['name']} is not the one [{source}] was "
+                    f"computed from (sha256 {sha} stored, {data['sha256']} here); "
+                    f"compute {name} [{profile}] with "
+                    f"{_command(f'run {name}', profile)}."
+                )
+
+
+def _source_names(source: str | Sequence[str]) -> tuple[str, ...]:
+    """The source profiles, checked: at least one, each a profile name, none twice."""
+    names = (source,) if isinstance(source, str) else tuple(source)
+    if not names:
+        raise ValueError("adopt needs a source profile (--from) to take cells from.")
+    for name in names:
+        check_profile(name)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"the sources name {repeated} more than once; name each once.")
+    return names
 
 
 def adopt(
     name: str,
     profile: str,
     *,
-    source: str,
+    source: str | Sequence[str],
     cells: int = 2,
     cheapest: bool = False,
     sample_seed: int = 0,
@@ -376,8 +445,10 @@ def adopt(
             ``"paper@parity=authors,seeds=0+1"`` (what ``run --set`` names).
         source: The stored profile whose rows are adopted, e.g.
             ``"paper@parity=authors"``; it may be partial, as long as it holds
-            every cell of ``profile``.
-        cells: How many adopted cells to recompute and compare (all if fewer).
+            every cell of ``profile``. Or several profiles: each cell is taken from
+            the first that stores it, and together they must hold every cell.
+        cells: How many adopted cells to recompute and compare (all if fewer),
+            from each source.
         cheapest: Recompute the cells with the smallest stored wall times instead
             of a random sample.
         sample_seed: Seeds the random choice of cells.
@@ -400,18 +471,19 @@ def adopt(
             is not a subset of the source's; cells of ``profile`` that the source
             has not stored (counted, with the ``run`` command that computes them);
             a data file that changed since the source read it; a stored result of
-            ``profile`` that is complete (current or stale) or damaged; uncommitted
-            code without ``allow_dirty``.
+            ``profile`` that is complete (current, or stale and not adopted whole
+            into one of the sources) or damaged; a source repeated, or one from
+            which no cell is taken; uncommitted code without ``allow_dirty``.
         dpnotes.lab.store.RunLocked: If a run is writing ``profile``'s result.
     """
     cells = check_int(cells, "cells", minimum=1)
     check_profile(profile)
-    check_profile(source)
+    sources = _source_names(source)
     experiment = get_experiment(name)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}.")
     seed = experiment.check_seed(int(seed))
-    if profile == source:
+    if profile in sources:
         raise ValueError(
             f"adopt copies cells from one profile into another; {profile!r} is both. "
             "Name the narrower profile to store (--profile and --set) and the stored "
@@ -423,20 +495,24 @@ def adopt(
             f"the package code has uncommitted changes ({version}); commit them first, "
             "so that the check cites a commit that exists."
         )
-    stored = _source(experiment, source, seed, root)
-    changed = _differing_settings(experiment, profile, source)
-    grid, rows, stored_hashes = _source_rows(experiment, profile, stored)
+    stored = [_source(experiment, s, seed, root) for s in sources]
+    changed = [_differing_settings(experiment, profile, s) for s in sources]
+    grid, rows, origin, stored_hashes = _sources_rows(experiment, profile, stored)
     here = provenance(experiment, profile, seed)
     _check_data(name, profile, stored, here)
     folder = result_folder(root, name, profile, seed)
-    _refuse_existing(name, profile, folder)
-    chosen = pick_cells(
-        experiment,
-        [(c, rows[stable_hash(c)]) for c in grid],
-        cells,
-        sample_seed=sample_seed,
-        cheapest=cheapest,
-    )
+    _refuse_existing(experiment, profile, folder, stored)
+    chosen = [
+        picked
+        for i in range(len(stored))
+        for picked in pick_cells(
+            experiment,
+            [(c, rows[stable_hash(c)]) for c in grid if origin[stable_hash(c)] == i],
+            cells,
+            sample_seed=sample_seed,
+            cheapest=cheapest,
+        )
+    ]
     started = time.perf_counter()
     created = not folder.exists()
     with (
@@ -444,16 +520,16 @@ def adopt(
         tempfile.TemporaryDirectory(prefix="dpnotes-adopt-") as cache,
     ):
         # A run may have stored a result while this one waited for the lock.
-        _refuse_existing(name, profile, folder)
+        _refuse_existing(experiment, profile, folder, stored)
         checks = check_cells(
             experiment, profile, seed, chosen, Path(cache), progress, 0.0
         )
         seconds = time.perf_counter() - started
         report = AdoptReport(
-            name, profile, source, seed, len(grid), tuple(checks), seconds
+            name, profile, " + ".join(sources), seed, len(grid), tuple(checks), seconds
         )
         if report.equal:
-            adopted = (stored, grid, rows, stored_hashes, here, changed, checks)
+            adopted = (stored, grid, rows, origin, stored_hashes, here, changed, checks)
             result = _store(folder, *adopted, version, sample_seed, cheapest)
     if not report.equal:
         if created:  # leave no empty folder behind (only the lock is in it)
@@ -466,12 +542,13 @@ def adopt(
 
 def _store(
     folder: Path,
-    stored: StoredResult,
+    stored: Sequence[StoredResult],
     grid: Sequence[Mapping[str, Any]],
     rows: Mapping[str, pd.DataFrame],
-    stored_hashes: Sequence[str],
+    origin: Mapping[str, int],
+    stored_hashes: Sequence[Sequence[str]],
     here: Mapping[str, Any],
-    changed: Mapping[str, Any],
+    changed: Sequence[Mapping[str, Any]],
     checks: Sequence[CellCheck],
     version: str,
     sample_seed: int,
@@ -480,26 +557,68 @@ def _store(
     """Write the adopted rows, in the narrower grid's order, and their metadata."""
     hashes = [stable_hash(c) for c in grid]
     table = pd.concat([rows[h] for h in hashes], ignore_index=True)
-    meta = _meta(
-        here,
-        stored,
-        hashes,
-        stored_hashes,
-        changed,
-        checks,
-        version=version,
-        sample_seed=sample_seed,
-        cheapest=cheapest,
-    )
+    taken = [[h for h in hashes if origin[h] == i] for i in range(len(stored))]
+    if len(stored) == 1:
+        meta = _meta(
+            here,
+            stored[0],
+            hashes,
+            stored_hashes[0],
+            changed[0],
+            checks,
+            version=version,
+            sample_seed=sample_seed,
+            cheapest=cheapest,
+        )
+    else:
+        meta = _joined_meta(
+            here,
+            stored,
+            taken,
+            stored_hashes,
+            changed,
+            checks,
+            version=version,
+            sample_seed=sample_seed,
+            cheapest=cheapest,
+        )
     return write_result(folder, table, meta)
 
 
-def _refuse_existing(name: str, profile: str, folder: Path) -> None:
+def _kept_in(existing: StoredResult, stored: Sequence[StoredResult]) -> str | None:
+    """The source that was adopted from the whole of ``existing``, if one was.
+
+    Such a source holds every row of ``existing`` (adopt copies rows unchanged,
+    after recomputing a sample of them), so replacing ``existing`` loses nothing.
+    """
+    sha = existing.meta.get("table_sha256")
+    for result in stored:
+        record = result.meta.get("adopted") or {}
+        if (
+            sha
+            and record.get("source_profile") == existing.profile
+            and record.get("source_table_sha256") == sha
+            and record.get("cells_adopted") == existing.meta.get("cells")
+            and not existing.partial
+        ):
+            return result.profile
+    return None
+
+
+def _refuse_existing(
+    experiment: Experiment,
+    profile: str,
+    folder: Path,
+    stored: Sequence[StoredResult] = (),
+) -> None:
     """Refuse to replace a complete (or damaged) stored result of ``profile``.
 
     A table without ``meta.json`` (a first write interrupted before its switch)
-    claims nothing and is replaced, as a run replaces it.
+    claims nothing and is replaced, as a run replaces it. So is a complete result
+    of an older grid of ``profile`` (its config hash is not the current one) that
+    was adopted whole into one of the sources (:func:`_kept_in`).
     """
+    name = experiment.name
     existing, why = inspect_result(folder, experiment=name, profile=profile)
     if why and (folder / META).exists():
         raise ValueError(
@@ -507,10 +626,16 @@ def _refuse_existing(name: str, profile: str, folder: Path) -> None:
             "it, and delete it if it is of no use, then adopt again."
         )
     if existing is not None and not existing.partial:
+        if existing.config_hash != config_hash(experiment, profile) and _kept_in(
+            existing, stored
+        ):
+            return
         raise ValueError(
             f"{name} [{profile}] is stored complete already ({folder}, config "
             f"{existing.config_hash}); adopt never replaces a complete result. If it "
-            f"is stale, restamp it ({_command(f'restamp {name}', profile)})."
+            f"is stale, restamp it ({_command(f'restamp {name}', profile)}); if its "
+            "grid grew, first adopt it whole into a profile that names its old grid "
+            "(e.g. --set datasets=...) and name that as a source."
         )
 
 
@@ -532,18 +657,7 @@ def _meta(
     meta: dict[str, Any] = {
         **here,
         # How the cells were computed, as the source recorded it.
-        **{
-            k: source[k]
-            for k in (
-                "code_version",
-                "packages",
-                "device",
-                "workers",
-                "started",
-                "date",
-            )
-            if k in source
-        },
+        **{k: source[k] for k in _PROVENANCE if k in source},
         "cells": len(hashes),
         "cells_resumed": len(hashes),
         "partial": False,
@@ -558,6 +672,26 @@ def _meta(
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "how": "python -m dpnotes adopt: the stored rows of this profile's cells "
         "copied from a wider profile's result; a sample recomputed and compared",
+        **_source_record(stored, stored_hashes, changed),
+        "code_version": version,
+        "machine": machine_name(device_info()),
+        "cells_checked": _checked(checks),
+        "cells_adopted": len(hashes),
+        "sample_seed": sample_seed,
+        "cheapest_first": cheapest,
+        "rtol": 0.0,
+    }
+    return meta
+
+
+def _source_record(
+    stored: StoredResult,
+    stored_hashes: Sequence[str],
+    changed: Mapping[str, Any],
+) -> dict[str, Any]:
+    """What the ``adopted`` entry says of one source."""
+    source = stored.meta
+    return {
         "source_profile": stored.profile,
         "source_config_hash": stored.config_hash,
         "source_code_version": source.get("code_version"),
@@ -567,19 +701,85 @@ def _meta(
         "source_cells": source.get("cells"),
         "source_cells_stored": len(stored_hashes),
         "settings_changed": {k: list(v) for k, v in changed.items()},
+    }
+
+
+def _last_run(meta: Mapping[str, Any], cells: Sequence[str]) -> dict[str, Any]:
+    """A source's own last run (its top-level provenance) as an entry of ``runs``."""
+    entry = {
+        k: meta.get(k) for k in ("device", "workers", "code_version", "started", "date")
+    }
+    return {**entry, "cells_done": list(cells)}
+
+
+def _joined_meta(
+    here: Mapping[str, Any],
+    stored: Sequence[StoredResult],
+    taken: Sequence[Sequence[str]],
+    stored_hashes: Sequence[Sequence[str]],
+    changed: Sequence[Mapping[str, Any]],
+    checks: Sequence[CellCheck],
+    *,
+    version: str,
+    sample_seed: int,
+    cheapest: bool,
+) -> dict[str, Any]:
+    """The ``meta.json`` of a result adopted from several sources.
+
+    Every cell is listed in ``runs`` under the run that computed it (each source's
+    earlier runs, cut to the cells taken from it, then its own last run), so the
+    result's own last run holds no cell and takes no time; the top-level code,
+    packages and machine are the first source's.
+    """
+    runs: list[dict[str, Any]] = []
+    for result, mine, held in zip(stored, taken, stored_hashes, strict=True):
+        earlier, last = _runs(result.meta, held, set(mine))
+        runs.extend(earlier)
+        if last:
+            listed = {h for r in result.meta.get("runs") or [] for h in r["cells_done"]}
+            runs.append(_last_run(result.meta, [h for h in mine if h not in listed]))
+    first = stored[0].meta
+    restamped = [r for result in stored for r in result.meta.get("restamped") or []]
+    cells = sum(len(mine) for mine in taken)
+    meta: dict[str, Any] = {
+        **here,
+        **{k: first[k] for k in _PROVENANCE if k in first},
+        "cells": cells,
+        "cells_resumed": cells,
+        "partial": False,
+        "wall_time_s": 0.0,
+        "runs": runs,
+    }
+    if restamped:
+        meta["restamped"] = restamped
+    meta["adopted"] = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "how": "python -m dpnotes adopt: the stored rows of this profile's cells "
+        "copied from the results of several profiles whose grids together hold it "
+        "(each cell from the first that stores it); a sample from each recomputed "
+        "and compared",
+        "sources": [
+            {**_source_record(*parts), "cells_adopted": len(mine)}
+            for *parts, mine in zip(stored, stored_hashes, changed, taken, strict=True)
+        ],
         "code_version": version,
         "machine": machine_name(device_info()),
-        "cells_checked": [
-            {
-                "cell": to_jsonable(dict(c.cell)),
-                "seconds": round(c.seconds, 3),
-                "max_relative_difference": c.max_relative_difference,
-            }
-            for c in checks
-        ],
-        "cells_adopted": len(hashes),
+        "cells_checked": _checked(checks),
+        "cells_adopted": cells,
         "sample_seed": sample_seed,
         "cheapest_first": cheapest,
         "rtol": 0.0,
     }
     return meta
+
+
+def _checked(checks: Sequence[CellCheck]) -> list[dict[str, Any]]:
+    """The ``cells_checked`` entry: each recomputed cell, its time and difference."""
+    return [
+        {
+            "cell": to_jsonable(dict(c.cell)),
+            "seconds": round(c.seconds, 3),
+            "max_relative_difference": c.max_relative_difference,
+        }
+        for c in checks
+    ]

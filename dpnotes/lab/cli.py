@@ -467,16 +467,19 @@ def _add_adopt(sub) -> None:
         "--from",
         dest="source",
         required=True,
+        action="append",
         metavar="SOURCE",
         help="the stored profile to adopt from, as `list` names it (e.g. "
-        "'paper@parity=authors'); it may be partial if it holds every cell",
+        "'paper@parity=authors'); it may be partial if it holds every cell. Repeat "
+        "it to join several: each cell is taken from the first that stores it",
     )
     p_ad.add_argument(
         "--cells",
         type=int,
         default=2,
         metavar="K",
-        help="adopted cells to recompute and compare exactly (default 2)",
+        help="adopted cells to recompute and compare exactly, from each source "
+        "(default 2)",
     )
     p_ad.add_argument(
         "--cheapest",
