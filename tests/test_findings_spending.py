@@ -734,6 +734,20 @@ def test_seconds_budgets_spent_and_the_run_sentence():
         "?-core CPU.")  # fmt: skip
     for other, partial in ((meta, True), ({**meta, "cells_resumed": 1}, False)):
         assert "in parts" in findings.paper_run_sentence(other, partial=partial)
+    # Adopted from the runs that computed it: each run, as it was recorded.
+    runs = [
+        {"cells_done": ["a", "b", "c"], "workers": "2 local process(es)",
+         "device": {"cpu": "AMD EPYC", "cpu_count": 2},
+         "started": "2026-01-01T00:00:00+00:00", "date": "2026-01-01T01:11:30+00:00"},
+        {"cells_done": ["d"], "workers": "serial", "device": {"cpu": "Xeon"},
+         "started": "2026-01-02T00:00:00+00:00", "date": "2026-01-02T00:48:00+00:00"},
+    ]  # fmt: skip
+    joined = {"cells": 4, "cells_resumed": 4, "runs": runs, "adopted": {}}
+    assert findings.paper_run_sentence(joined, partial=False) == (
+        "The stored paper profile's 4 cells were computed in 2 runs: 3 cells in 72 "
+        "minutes with 2 worker processes, on a 2-core AMD EPYC; 1 cell in 48 minutes, "
+        "on a ?-core Xeon.")  # fmt: skip
+    assert "in parts" in findings.paper_run_sentence(joined, partial=True)
 
 
 # --- Hand-made DPSAGE tables ----------------------------------------------------------

@@ -370,13 +370,19 @@ def stored():
 
 
 @pytest.fixture(scope="module")
-def ny():
+def paper():
     return load_stored("spending_e2e", "paper").table
 
 
 @pytest.fixture(scope="module")
+def ny(paper):
+    """The paper profile without its New Mexico Employment cells."""
+    return paper[paper["dataset"] != b.NM]
+
+
+@pytest.fixture(scope="module")
 def report(stored, ny):
-    return b.beyond_report(stored, ny=ny)
+    return b.beyond_report(stored, paper=ny)
 
 
 def test_the_stored_run_is_complete(stored):
@@ -384,6 +390,17 @@ def test_the_stored_run_is_complete(stored):
     assert not stored.partial
     assert sorted(t["seed"].unique()) == [0, 1]
     assert t.groupby("method")["epsilon"].nunique().eq(5).all()
+
+
+def test_new_mexico_comes_from_the_paper_profile_where_it_holds_it(stored, paper):
+    assert paper.groupby("dataset")["seed"].nunique().to_dict()[b.NM] == 10
+    report = b.beyond_report(stored, paper=paper)
+    stand_ins = report.blocks["stand-ins"]
+    assert "a preview" not in stand_ins.split("\n\n")[0]
+    assert "the paper profile's New Mexico Employment cells (seeds 0–9)" in stand_ins
+    # Its ten seeds, not the preview's two: SQ above MST at three budgets.
+    assert report.texts["nm-accuracy-above"] == "at 3 of 5 budgets"
+    assert report.texts["ny-accuracy-above"] == "at none of the 5 budgets"
 
 
 def test_report_on_the_stored_run(report, stored):
@@ -470,4 +487,4 @@ def test_figure_is_legible(stored):
 
 def test_report_reads_the_stored_config(stored, ny):
     fake = SimpleNamespace(table=stored.table, config={"fnr_target": 0.2})
-    assert b.beyond_report(fake, ny=ny).texts["cap-target"] == "0.2"
+    assert b.beyond_report(fake, paper=ny).texts["cap-target"] == "0.2"

@@ -61,7 +61,6 @@ __all__ = [
     "FIGURE_METHODS",
     "LABELS",
     "NM",
-    "NM_PAPER_PROFILE",
     "NY",
     "POPULATIONS",
     "Beyond",
@@ -92,10 +91,6 @@ BEYOND_PROFILE = (
 
 #: The two ACSEmployment stand-ins for the paper's California.
 NM, NY = "ACSEmployment-NM", "ACSEmployment-NY-sample"
-
-#: The paper profile's settings on New Mexico Employment alone (ten seeds, the
-#: paper's methods): the stand-in comparison's New Mexico runs once it is stored.
-NM_PAPER_PROFILE = "paper@datasets=ACSEmployment-NM"
 
 #: Each stand-in's population: where it comes from, its ages, its rows
 #: (:mod:`dpnotes.data.spending`; the test split is a fifth of the rows).
@@ -880,7 +875,8 @@ def preview_note(table: pd.DataFrame, *, next_seeds: int, done: bool = False) ->
     Args:
         table: The result table of :data:`BEYOND_PROFILE`.
         next_seeds: The seeds of the full paper profile.
-        done: Whether :data:`NM_PAPER_PROFILE` (those seeds on New Mexico) is stored.
+        done: Whether the paper profile's New Mexico Employment cells (those seeds)
+            are stored.
 
     Examples:
         >>> t = pd.DataFrame({c: [0] for c in E2E_COLUMNS}).assign(seed=[1])
@@ -970,12 +966,11 @@ def _nm_source(nm: pd.DataFrame | None, seeds_of: str) -> tuple[str, str]:
         )
     seeds = report.seeds_text(_table(nm)["seed"].astype(int))
     return (
-        "New Mexico's are the paper profile's settings on New Mexico Employment "
-        f"({seeds}; `--set datasets={NM}`).",
-        f"The paper's methods ran on it under the paper profile's settings, {seeds} "
-        f"(`python -m dpnotes run spending_e2e --profile paper --set datasets={NM}`); "
-        f"the methods and options the paper does not have ran on {seeds_of} only, a "
-        "preview whose intervals are wide.",
+        f"New Mexico's are the paper profile's New Mexico Employment cells ({seeds}).",
+        f"The paper's methods ran on it in the paper profile, {seeds} "
+        "(`python -m dpnotes run spending_e2e --profile paper`, beside the New York "
+        f"sample); the methods and options the paper does not have ran on {seeds_of} "
+        "only, a preview whose intervals are wide.",
     )
 
 
@@ -1010,18 +1005,15 @@ _CAPTIONS = {
 }
 
 
-def beyond_report(
-    stored: object, *, ny: pd.DataFrame, nm: pd.DataFrame | None = None
-) -> Beyond:
+def beyond_report(stored: object, *, paper: pd.DataFrame) -> Beyond:
     """Return the section's tables and sentences from the stored run.
 
     Args:
         stored: The stored result of :data:`BEYOND_PROFILE` (its ``table`` and
             ``config``, as :func:`dpnotes.lab.load_stored` returns it).
-        ny: The paper profile's table (its whole seeds), the New York sample's runs.
-        nm: The whole seeds of :data:`NM_PAPER_PROFILE` (New Mexico Employment under
-            the paper profile's settings), where stored: then the stand-in comparison
-            reads New Mexico from it; else from ``stored``'s seeds (a preview).
+        paper: The paper profile's table (its whole seeds): the New York sample's
+            runs, and New Mexico Employment's where it holds them; without them the
+            stand-in comparison reads New Mexico from ``stored``'s seeds (a preview).
 
     Returns:
         The :class:`Beyond`.
@@ -1030,6 +1022,8 @@ def beyond_report(
         ValueError: As the functions it calls.
     """
     t, config = stored.table, stored.config  # type: ignore[attr-defined]
+    ny = paper[paper["dataset"] == NY]
+    nm = paper[paper["dataset"] == NM] if NM in set(paper["dataset"]) else None
     next_seeds = int(_table(ny)["seed"].nunique())
     # Whole: New Mexico has as many seeds as the New York sample (a partial run of
     # the ten-seed profile still stands in, with the seeds it has).
@@ -1117,6 +1111,7 @@ def beyond_report(
             "black-pos": f"{positives['black']:,}",
             "nm-worth": collapse[f"{NM}-worth"],
             "seeds": seeds_of,
+            "nm-seeds": report.seeds_text(_table(tables[NM])["seed"].astype(int)),
             "runs": source[1],
         }
     )
