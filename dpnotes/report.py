@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
@@ -30,6 +32,7 @@ __all__ = [
     "e_to_the",
     "fmt",
     "is_number_text",
+    "machine_name",
     "markdown_table",
     "match_groups_by_size",
     "mean_sd",
@@ -631,3 +634,24 @@ def count_of(k: int, n: int, noun: str, many: str | None = None) -> str:
     if k == n:
         return f"all {n} {plural}"
     return f"{k} of {n} {plural}"
+
+
+def machine_name(device: Mapping[str, Any] | None) -> str:
+    """A machine's name in a caption: its accelerator, else its CPU.
+
+    The vendor's marks and filler words go: ``"Intel(R) Xeon(R) Processor"`` is named
+    ``"Intel Xeon"``.
+
+    Examples:
+        >>> machine_name({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"})
+        'Intel Xeon'
+        >>> machine_name({"accelerator": "NVIDIA H200", "cpu": "AMD EPYC"})
+        'NVIDIA H200'
+    """
+    device = device or {}
+    accelerator = device.get("accelerator")
+    if accelerator not in (None, "none"):
+        return str(accelerator)
+    name = re.sub(r"\((R|TM|tm)\)", "", str(device.get("cpu") or "unknown"))
+    name = re.sub(r"\b(Processor|CPU)\b", "", name)
+    return " ".join(name.split()) or "unknown"

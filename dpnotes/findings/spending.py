@@ -67,7 +67,7 @@ from dpnotes.findings.verdict import (
 )
 from dpnotes.paper_numbers import SpendingClaim
 from dpnotes.report import e_to_the as _e
-from dpnotes.report import mean_sd, seeds_text, verdict_counts_text
+from dpnotes.report import machine_name, mean_sd, seeds_text, verdict_counts_text
 
 __all__ = [
     "DATASET_FOR",
@@ -1453,9 +1453,8 @@ def _where(run: Mapping[str, object]) -> str:
     )
     device = run.get("device", {})
     device = device if isinstance(device, Mapping) else {}
-    return (
-        f"{jobs}, on a {device.get('cpu_count', '?')}-core {device.get('cpu', 'CPU')}"
-    )
+    name = machine_name(device) if device.get("cpu") else "CPU"
+    return f"{jobs}, on a {device.get('cpu_count', '?')}-core {name}"
 
 
 def _run_text(run: Mapping[str, object]) -> str:

@@ -42,7 +42,6 @@ import io
 import json
 import math
 import os
-import re
 import tempfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -56,6 +55,7 @@ from filelock import FileLock, Timeout
 from dpnotes.lab.fingerprint import code_digests
 from dpnotes.lab.registry import stable_hash, to_jsonable
 from dpnotes.paths import repository_root
+from dpnotes.report import machine_name
 
 __all__ = [
     "RunCache",
@@ -143,27 +143,6 @@ def as_written(value: float) -> float:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def machine_name(device: Mapping[str, Any] | None) -> str:
-    """A machine's name in a caption: its accelerator, else its CPU.
-
-    The vendor's marks and filler words go: ``"Intel(R) Xeon(R) Processor"`` is named
-    ``"Intel Xeon"``.
-
-    Examples:
-        >>> machine_name({"accelerator": "none", "cpu": "Intel(R) Xeon(R) Processor"})
-        'Intel Xeon'
-        >>> machine_name({"accelerator": "NVIDIA H200", "cpu": "AMD EPYC"})
-        'NVIDIA H200'
-    """
-    device = device or {}
-    accelerator = device.get("accelerator")
-    if accelerator not in (None, "none"):
-        return str(accelerator)
-    name = re.sub(r"\((R|TM|tm)\)", "", str(device.get("cpu") or "unknown"))
-    name = re.sub(r"\b(Processor|CPU)\b", "", name)
-    return " ".join(name.split()) or "unknown"
 
 
 @dataclass(frozen=True)
