@@ -176,3 +176,47 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
         sc.cause_section(_ours(), {"aim_2way": None}, records=records)
     assert section.texts["causes-slip-sex"] == "0.33"
     assert section.texts["causes-gem-vanilla"].startswith("0.43 at ε = 0.01")
+
+
+def test_scale_shares_count_each_budget_s_groupings():
+    cells = {("MST", "vanilla", 10.0, 0): 1.0, ("MST", "SEX", 10.0, 0): 0.5}
+    cells |= {("MST", g, 10.0, 0): 2.0 for g in ("RAC1P", "SEX_RAC1P")}
+    cells |= {("MST", "vanilla", 20.0, 0): 1.0, ("MST", "SEX", 20.0, 0): 0.5}
+    shares = sc.scale_shares(_run(cells))
+    assert shares[["epsilon", "wins", "compared"]].values.tolist() == [
+        [10.0, 1, 3],
+        [20.0, 1, 1],
+    ]
+    assert shares["share"].round(3).tolist() == [0.333, 1.0]
+    assert sc.scale_shares(_run({("MST", "vanilla", 1.0, 0): 1.0})).empty
+    with pytest.raises(ValueError, match="column"):
+        sc.scale_shares(_run(cells).drop(columns="grouping"))
+
+
+def test_the_scale_figure_puts_both_runs_on_records_times_epsilon():
+    import matplotlib.pyplot as plt
+
+    from dpnotes import plotting
+
+    larger = _run(
+        {
+            ("MST", s, 10.0, 0): v
+            for s, v in [("vanilla", 1.0), *((g, 0.5) for g in sc.GROUPINGS)]
+        }
+        | {("MST", "vanilla", 20.0, 0): 1.0, ("MST", "SEX", 20.0, 0): 0.5}
+    )
+    fig = sc.scale_figure(_ours(), larger, records=16_000)
+    try:
+        mst, _, gem = fig.axes
+        xs = {tuple(line.get_xdata()) for line in mst.get_lines()}
+        # Ours at 0.1 and 1 (x 16,000); the larger run only where all three groupings
+        # are compared (ε = 10); the authors' six budgets x 196,967.
+        assert (1600.0, 16000.0) in xs and (160000.0,) in xs
+        authors = [line for line in gem.get_lines() if "authors" in line.get_label()]
+        (line,) = authors
+        assert line.get_xdata()[0] == pytest.approx(0.01 * sc.AUTHORS_RECORDS)
+        assert list(line.get_ydata()) == [v / 3 for v in (1, 3, 3, 3, 3, 3)]
+        assert plotting.smallest_font_px(fig) >= plotting.MIN_FONT_PX
+        assert plotting.colliding_ticks(fig) == []
+    finally:
+        plt.close(fig)

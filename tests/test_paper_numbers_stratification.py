@@ -98,6 +98,8 @@ def test_the_authors_tallies_add_up():
     wins, cells = pn.STRAT_AUTHORS["fig3-below"].values
     assert 0 <= wins <= cells
     assert all(0 <= w <= 31 for w in pn.STRAT_AUTHORS["fig2-overall"].values)
+    by_epsilon = np.reshape(pn.STRAT_AUTHORS["fig5-by-epsilon"].values, (6, 3))
+    assert by_epsilon.sum(axis=0).tolist() == per_synth and by_epsilon.max() <= 3
     low, high = pn.STRAT_AUTHORS["fig5-reduction"].values
     assert 1 < low < high < pn.STRAT_CLAIMS["fig5-reduction"].values[0] + 3
     assert set(pn.STRAT_AUTHORS) - {
@@ -108,6 +110,7 @@ def test_the_authors_tallies_add_up():
         "fig3-strat-error",
         "fig3-below",
         "gem-vanilla-sex-parity",  # a baseline's numbers, not a claim's
+        "fig5-by-epsilon",  # fig5-all split by epsilon
     } <= set(pn.STRAT_CLAIMS)
     assert re.fullmatch(r"[0-9a-f]{40}", pn.STRAT_AUTHORS_COMMIT)
 

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dpnotes import paper_numbers
 from dpnotes.findings.synthesis import (
+    FIGURE_WIDTH,
     GROUPINGS,
     SYNTHESIZERS,
     TABLE_COLUMNS,
@@ -43,8 +44,15 @@ __all__ = [
     "cause_section",
     "cause_table",
     "completion_order_shift",
+    "scale_figure",
+    "scale_shares",
     "with_cause",
 ]
+
+#: Records the authors' synthesizers fit on: New York's whole 2018 person file.
+AUTHORS_RECORDS = 196_967
+#: The budgets of the authors' stored results, in the order of their per-ε tallies.
+AUTHORS_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
 
 #: How the cause table names each setting.
 CAUSE_LABELS: dict[str, str] = {
@@ -507,3 +515,104 @@ def cause_section(
     }.items():
         texts[f"causes-slip-{key}"] = f"{completion_order_shift(records, by):.2f}"
     return CauseSection(rows, cause_table(rows), texts)
+
+
+def scale_shares(table: pd.DataFrame) -> pd.DataFrame:
+    """Per synthesizer and ε, the groupings compared and those stratifying wins.
+
+    A win as :func:`cause_rows` counts it: stratifying by a grouping lowers the
+    parity error over that grouping (the authors' convention), the seeds' mean.
+
+    Args:
+        table: A strat_synth run scored the authors' way (``parity=authors``).
+
+    Returns:
+        Columns ``synthesizer``, ``epsilon``, ``wins``, ``compared`` and ``share``
+        (empty where no block holds vanilla and a stratification).
+
+    Raises:
+        ValueError: If a column is missing.
+    """
+    check_columns(table, TABLE_COLUMNS, "table")
+    compared = _own_grouping(table)
+    columns = ["synthesizer", "epsilon", "wins", "compared", "share"]
+    if compared.empty:
+        return pd.DataFrame(columns=columns)
+    out = (
+        compared.reset_index()
+        .groupby(["synthesizer", "epsilon"], sort=True)["better"]
+        .agg(wins="sum", compared="size")
+        .reset_index()
+    )
+    out["wins"] = out["wins"].astype(int)
+    out["share"] = out["wins"] / out["compared"]
+    return out[columns]
+
+
+def scale_figure(
+    ours: pd.DataFrame,
+    larger: pd.DataFrame | None,
+    *,
+    records: int,
+    authors_records: int = AUTHORS_RECORDS,
+):
+    """Stratifying's share of wins against records × ε: ours, at larger ε, theirs.
+
+    The noise of a stratum's marginals falls as 1/(n_i ε); with the strata's shares
+    alike in both data sets, records × ε puts the two runs on one scale.
+
+    Args:
+        ours: Our run on the paper's budgets (``parity=authors``).
+        larger: Our run at larger budgets (the scale setting), or None.
+        records: Our training records.
+        authors_records: The records the authors fit on.
+
+    Returns:
+        A figure: one panel per synthesizer, share of the three groupings won
+        against records × ε (log scale).
+    """
+    import matplotlib.pyplot as plt
+
+    from dpnotes.plotting import PALETTE
+
+    theirs = np.reshape(
+        paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
+        (len(AUTHORS_EPSILONS), len(SYNTHESIZERS)),
+    )
+    runs = [
+        (scale_shares(ours), "ours (ε 0.01 to 5)", "o", "-"),
+        (
+            scale_shares(larger) if larger is not None else None,
+            "ours (ε 10, 20, 50)",
+            "s",
+            "--",
+        ),
+    ]
+    fig, axes = plt.subplots(
+        1, len(SYNTHESIZERS), figsize=(FIGURE_WIDTH, 3.0), sharey=True,
+        layout="constrained",
+    )  # fmt: skip
+    for j, (ax, syn) in enumerate(zip(axes, SYNTHESIZERS, strict=True)):
+        for k, (shares, label, marker, ls) in enumerate(runs):
+            if shares is None or shares.empty:
+                continue
+            # Only budgets with every grouping compared (a partial run has others).
+            full = shares["compared"] == len(GROUPINGS)
+            mine = shares[(shares.synthesizer == syn) & full]
+            ax.plot(records * mine["epsilon"], mine["share"], marker=marker, ls=ls,
+                    color=PALETTE[0], alpha=1.0 - 0.3 * k, label=label)  # fmt: skip
+        x = authors_records * np.asarray(AUTHORS_EPSILONS)
+        ax.plot(x, theirs[:, j] / 3, marker="^", color=PALETTE[1],
+                label="authors' stored (5 seeds)")  # fmt: skip
+        ax.set(xscale="log", title=syn, ylim=(-0.05, 1.05))
+        ax.set_xlabel("records × ε")
+        ax.set_xticks([1e2, 1e4, 1e6])
+    axes[0].set_ylabel("share of the 3 groupings\nstratifying wins")
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    return fig
