@@ -445,7 +445,8 @@ def cause_section(
             or None where it is not stored yet.
         records: The records whose strata the ordering slip is measured on
             (:func:`completion_order_shift`; texts ``causes-slip-sex``,
-            ``causes-slip-race``, ``causes-slip-sex-race``).
+            ``causes-slip-race``, ``causes-slip-sex-race``), and the training
+            records here and the authors' (``scale-records``, ``scale-authors``).
 
     Raises:
         ValueError: As :func:`cause_rows`, or if no run is stored.
@@ -492,6 +493,8 @@ def cause_section(
         "causes-moved": "; ".join(moved) if moved else "no cell of ours to compare",
         "causes-largest": largest,
         "causes-gem-vanilla": _gem_vanilla_text(),
+        "scale-records": f"{len(records):,}",
+        "scale-authors": f"{AUTHORS_RECORDS:,}",
     }
     for cause in CAUSE_RUNS:
         mine = [r for r in rows if r.cause == cause]
@@ -551,9 +554,11 @@ def scale_shares(table: pd.DataFrame) -> pd.DataFrame:
 
 def scale_figure(
     ours: pd.DataFrame,
-    larger: pd.DataFrame | None,
+    larger: object | None,
     *,
-    records: int,
+    records: int | pd.DataFrame,
+    dataset: str = "NY-sample",
+    seeds: Sequence[int] = (0,),
     authors_records: int = AUTHORS_RECORDS,
 ):
     """Stratifying's share of wins against records × ε: ours, at larger ε, theirs.
@@ -562,9 +567,13 @@ def scale_figure(
     alike in both data sets, records × ε puts the two runs on one scale.
 
     Args:
-        ours: Our run on the paper's budgets (``parity=authors``).
-        larger: Our run at larger budgets (the scale setting), or None.
-        records: Our training records.
+        ours: Our run on the paper's budgets (``parity=authors``); its cells of
+            ``dataset`` and ``seeds`` are shown.
+        larger: Our run at larger budgets (the scale setting: a stored result or its
+            table), or None.
+        records: Our training records (or the training split itself).
+        dataset: The data set shown.
+        seeds: The seeds shown (the larger run's).
         authors_records: The records the authors fit on.
 
     Returns:
@@ -574,6 +583,11 @@ def scale_figure(
     import matplotlib.pyplot as plt
 
     from dpnotes.plotting import PALETTE
+
+    if isinstance(records, pd.DataFrame):
+        records = len(records)
+    ours = ours[(ours["dataset"] == dataset) & ours["seed"].isin(list(seeds))]
+    larger = None if larger is None else _parts(larger)[0]
 
     theirs = np.reshape(
         paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
