@@ -220,3 +220,14 @@ def test_the_scale_figure_puts_both_runs_on_records_times_epsilon():
         assert plotting.colliding_ticks(fig) == []
     finally:
         plt.close(fig)
+
+
+def test_integer_budgets_read_back_from_a_file_merge_without_a_warning():
+    import warnings
+
+    cause = _run({("MST", s, 1.0, 0): 0.5 for s in ("vanilla", *sc.GROUPINGS)})
+    cause["epsilon"] = cause["epsilon"].astype(int)  # as a CSV of 10, 20, 50 reads
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (row,) = sc.cause_rows(_ours(), {"scale": cause})
+    assert row.ours is not None and row.epsilons == (1.0,)

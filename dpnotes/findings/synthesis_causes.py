@@ -148,11 +148,17 @@ def with_cause(
         check_columns(frame, TABLE_COLUMNS, name)
     if cause.empty:
         raise ValueError("the cause run has no rows yet: nothing to compare.")
+    # Budgets read back as integers (10, 20, 50) are the baseline's floats.
+    baseline, cause = _float_epsilon(baseline), _float_epsilon(cause)
     own = set(cause.strata) if stratifications is None else set(stratifications)
     blocks = cause[_BLOCK].drop_duplicates()
     ours = baseline.merge(blocks, on=_BLOCK)
     ours = ours[~ours.strata.isin(own)]
     return pd.concat([ours, cause], ignore_index=True)
+
+
+def _float_epsilon(table: pd.DataFrame) -> pd.DataFrame:
+    return table.assign(epsilon=table["epsilon"].astype(float))
 
 
 def _parts(run: object) -> tuple[pd.DataFrame, list[str] | None]:
@@ -250,7 +256,8 @@ def cause_rows(baseline: pd.DataFrame, causes: Mapping[str, object]) -> list[Cau
             )
         tab = with_cause(baseline, run, stratifications=stratifications)
         with_c = _own_grouping(tab)
-        ours_tab = baseline.merge(run[_BLOCK].drop_duplicates(), on=_BLOCK)
+        blocks = _float_epsilon(run)[_BLOCK].drop_duplicates()
+        ours_tab = _float_epsilon(baseline).merge(blocks, on=_BLOCK)
         ours_c = _own_grouping(ours_tab) if not ours_tab.empty else pd.DataFrame()
         if not with_c.empty and not ours_c.empty:
             # Ours on exactly the comparisons the cause run makes.
