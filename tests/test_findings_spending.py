@@ -435,8 +435,8 @@ def test_superquail_paper_profile_numbers_and_claims(e2e_paper, e2e_quick):
     assert texts["claims-counts"] == caption.split("; ")[1].split(". ")[0]
     assert texts["paper-caption"] == "c" and "72 minutes" in texts["paper-run"]
     assert texts["paper-run"].startswith(
-        "The stored paper profile's 200 cells were computed in 3 runs: 150 cells in 72 "
-        "minutes with 2 worker processes, on a 2-core AMD EPYC; "
+        "The stored paper profile's 200 cells were computed in 3 runs, each with 2 "
+        "worker processes: 150 cells in 72 minutes, on a 2-core AMD EPYC; "
     )
     assert profile.table is not None and set(profile.table["dataset"]) == {NY, PC, MOB}
     ny_mst, ny_sq = (
@@ -490,10 +490,10 @@ def test_superquail_paper_profile_numbers_and_claims(e2e_paper, e2e_quick):
     assert fit[["mst", "sq", "fsq_bal"]].max() > 10 * fit["real_dp"]
     assert findings.overspent(ft).empty
     assert findings.paper_run_sentence(meta, partial=bool(meta.get("partial"))) == (
-        "The stored paper profile's 200 cells were computed in 3 runs: 150 cells in 72 "
-        "minutes with 2 worker processes, on a 2-core AMD EPYC; 7 cells in 4 minutes "
-        "with 2 worker processes, on a 2-core Intel Xeon; 43 cells in 42 minutes with "
-        "2 worker processes, on a 2-core Intel Xeon.")  # fmt: skip
+        "The stored paper profile's 200 cells were computed in 3 runs, each with 2 "
+        "worker processes: 150 cells in 72 minutes, on a 2-core AMD EPYC; 7 cells in 4 "
+        "minutes, on a 2-core Intel Xeon; 43 cells in 42 minutes, on a 2-core Intel "
+        "Xeon.")  # fmt: skip
 
 
 def test_group_test_counts_are_the_test_split_sizes(e2e_paper):
@@ -753,6 +753,7 @@ def test_seconds_budgets_spent_and_the_run_sentence():
          "started": "2026-01-02T00:00:00+00:00", "date": "2026-01-02T00:48:00+00:00"},
     ]  # fmt: skip
     joined = {"cells": 4, "cells_resumed": 4, "runs": runs, "adopted": {}}
+    # Workers that differ are said run by run.
     assert findings.paper_run_sentence(joined, partial=False) == (
         "The stored paper profile's 4 cells were computed in 2 runs: 3 cells in 72 "
         "minutes with 2 worker processes, on a 2-core AMD EPYC; 1 cell in 48 minutes, "

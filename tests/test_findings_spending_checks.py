@@ -707,7 +707,11 @@ def test_superquail_runs_is_what_every_page_of_the_chapter_reads(e2e):
     # The quick run's texts, its caption, Table 1 beside it and the fair variants' cost.
     assert runs.texts["caption"] == quick.caption()
     assert runs.texts["seeds"] == "seed 0" and runs.texts["delta"] == "1e-09"
-    assert runs.blocks["quick-table1"].endswith("ε = e³. " + quick.caption())
+    assert runs.blocks["quick-table1"].endswith(
+        "ε = e³. Every row's reason begins: New York sample, not California. "
+        + quick.caption()
+    )
+    assert "| not comparable | the paper's value" in runs.blocks["quick-table1"]
     # Number cells keep their spaces unbreakable (report.number_breaks).
     cost = runs.blocks["fair-cost"].replace("\u00a0", " ").replace("\u2060", "")
     assert "| FSQ-FNR | black | 240 (123) | -0.054 | -0.089 | +0.205 |" in cost

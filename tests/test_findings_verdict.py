@@ -21,6 +21,7 @@ from dpnotes.findings.verdict import (
     tally,
     values_of_seeds,
     verdict_frame,
+    without_shared_reason,
 )
 from dpnotes.report import VERDICTS, count_of, verdict_counts, verdict_counts_text
 
@@ -326,3 +327,15 @@ def test_a_proportions_interval_stays_within_zero_and_one():
     assert estimate([0.0, 0.01], n_test=50).low == 0.0
     # A difference of proportions is not one: its interval is not cut.
     assert difference([0.99, 1.0], [0.0, 0.01], n_test_a=50, n_test_b=50).high > 1.0
+
+
+def test_a_reason_every_row_shares_is_said_once():
+    frame = pd.DataFrame({"why": ["New York; outside", "New York; inside"]})
+    rows, said = without_shared_reason(frame, "New York")
+    assert rows["why"].tolist() == ["outside", "inside"]
+    assert said == "Every row's reason begins: New York."
+    # Not every row: the table unchanged, nothing to say.
+    mixed = pd.DataFrame({"why": ["New York; outside", "degenerate"]})
+    same, nothing = without_shared_reason(mixed, "New York")
+    assert same is mixed and nothing == ""
+    assert without_shared_reason(frame, "")[1] == ""

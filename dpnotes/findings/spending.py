@@ -1427,10 +1427,13 @@ def paper_run_sentence(meta: Mapping[str, object], *, partial: bool) -> str:
     runs = meta.get("runs")
     if not partial and isinstance(runs, list) and runs and "adopted" in meta:
         # Adopted from the runs that computed its cells, each on record.
-        parts = [_run_text(run) for run in runs]
+        # The workers of every run said once where they agree.
+        shared = {_where(run, machine=False) for run in runs}
+        each = f", each{shared.pop()}" if len(shared) == 1 else ""
+        parts = [_run_text(run, workers=not each) for run in runs]
         return (
             f"The stored paper profile's {meta['cells']} cells were computed in "
-            f"{len(runs)} runs: " + "; ".join(parts) + "."
+            f"{len(runs)} runs{each}: " + "; ".join(parts) + "."
         )
     if partial or meta.get("cells_resumed") != 0:
         return (
@@ -1443,21 +1446,25 @@ def paper_run_sentence(meta: Mapping[str, object], *, partial: bool) -> str:
     )
 
 
-def _where(run: Mapping[str, object]) -> str:
+def _where(
+    run: Mapping[str, object], *, workers: bool = True, machine: bool = True
+) -> str:
     """`` with 2 worker processes, on a 2-core AMD EPYC``: a run's workers, machine."""
-    workers = str(run.get("workers", ""))
+    text = str(run.get("workers", ""))
     jobs = (
-        f" with {workers.split()[0]} worker processes"
-        if workers.endswith("local process(es)")
+        f" with {text.split()[0]} worker processes"
+        if workers and text.endswith("local process(es)")
         else ""
     )
+    if not machine:
+        return jobs
     device = run.get("device", {})
     device = device if isinstance(device, Mapping) else {}
     name = machine_name(device) if device.get("cpu") else "CPU"
     return f"{jobs}, on a {device.get('cpu_count', '?')}-core {name}"
 
 
-def _run_text(run: Mapping[str, object]) -> str:
+def _run_text(run: Mapping[str, object], *, workers: bool = True) -> str:
     """One run of ``meta["runs"]``: its cells, its elapsed minutes, where."""
     cells = len(run.get("cells_done") or [])  # type: ignore[arg-type]
     try:
@@ -1466,7 +1473,8 @@ def _run_text(run: Mapping[str, object]) -> str:
         took = f" in {(end - start).total_seconds() / 60:.0f} minutes"
     except (KeyError, ValueError):
         took = ""
-    return f"{cells} cell{'s' if cells != 1 else ''}{took}{_where(run)}"
+    plural = "s" if cells != 1 else ""
+    return f"{cells} cell{plural}{took}{_where(run, workers=workers)}"
 
 
 # --- DPSAGE: Table 2, the ceiling, the values ----------------------------------------

@@ -86,6 +86,7 @@ from dpnotes.findings.verdict import (
     one_class_seeds,
     verdict_columns,
     verdict_frame,
+    without_shared_reason,
 )
 from dpnotes.importance.superquail import SuperQUAIL, paper_alpha
 from dpnotes.report import count_of, e_to_the, plural, seeds_text
@@ -1299,6 +1300,9 @@ def paper_blocks(profile: PaperProfile, *, dataset: str, note: str) -> dict[str,
     e2 = budget_of(ft, dataset=dataset, power=2)
 
     def block(frame: pd.DataFrame, caption: str) -> str:
+        # A reason every row shares is said once, in the caption.
+        frame, said = without_shared_reason(frame, note)
+        caption = f"{caption} {said}" if said else caption
         return report.markdown_table(frame) + "\n\n" + caption + " " + source
 
     pc = "ACSPublicCoverage-NM"
@@ -1434,12 +1438,11 @@ def superquail_runs(
     profile = paper_profile(paper, quick=table)
     t1 = table1_verdicts(table, dataset=dataset, epsilon=e3, note=TABLE1_NOTE)
     cost = fair_cost_frame(table, dataset=dataset, epsilon=e3)
+    quick_t1, said = without_shared_reason(verdict_frame(t1), TABLE1_NOTE)
     blocks = paper_blocks(profile, dataset=dataset, note=TABLE1_NOTE) | {
-        "quick-table1": report.markdown_table(verdict_frame(t1))
+        "quick-table1": report.markdown_table(quick_t1)
         + "\n\n"
-        + table1_caption(table)
-        + " "
-        + quick.caption(),
+        + " ".join(p for p in (table1_caption(table), said, quick.caption()) if p),
         "fair-cost": report.markdown_table(cost)
         + "\n\nDifferences from SQ at ε = e³ on the real test split, New York "
         "sample, one run (quick profile).",

@@ -68,6 +68,7 @@ __all__ = [
     "values_of_seeds",
     "verdict_columns",
     "verdict_frame",
+    "without_shared_reason",
 ]
 
 #: The coverage of every interval the book shows.
@@ -871,3 +872,32 @@ def values_of_seeds(
             "seeds."
         )
     return series.loc[list(seeds)].to_numpy(dtype=float)
+
+
+def without_shared_reason(frame: pd.DataFrame, reason: str) -> tuple[pd.DataFrame, str]:
+    """Take a reason every row of :func:`verdict_frame`'s table begins with out of it.
+
+    A table whose every "why" starts with the same words (``"New York sample, not
+    California; ..."``) says them once, in its caption, and its rows keep the rest.
+
+    Args:
+        frame: :func:`verdict_frame`'s table.
+        reason: The shared first part of the reasons (up to its ``"; "``).
+
+    Returns:
+        The table with the shared part removed from every reason, and a sentence for
+        the caption (``""`` where not every row begins with it: the table unchanged).
+
+    Examples:
+        >>> t = pd.DataFrame({"why": ["a; b", "a; c"]})
+        >>> rows, said = without_shared_reason(t, "a")
+        >>> rows["why"].tolist(), said
+        (['b', 'c'], 'Every row\'s reason begins: a.')
+    """
+    prefix = f"{reason}; "
+    why = frame["why"].astype(str) if "why" in frame else None
+    if not reason or why is None or frame.empty or not why.str.startswith(prefix).all():
+        return frame, ""
+    return frame.assign(
+        why=why.str.removeprefix(prefix)
+    ), f"Every row's reason begins: {reason}."
