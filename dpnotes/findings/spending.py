@@ -1460,7 +1460,8 @@ def _where(
         return jobs
     device = run.get("device", {})
     device = device if isinstance(device, Mapping) else {}
-    name = machine_name(device) if device.get("cpu") else "CPU"
+    name = machine_name(device)
+    name = "CPU" if name == "unknown" else name
     return f"{jobs}, on a {device.get('cpu_count', '?')}-core {name}"
 
 

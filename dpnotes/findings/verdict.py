@@ -892,7 +892,7 @@ def without_shared_reason(frame: pd.DataFrame, reason: str) -> tuple[pd.DataFram
         >>> t = pd.DataFrame({"why": ["a; b", "a; c"]})
         >>> rows, said = without_shared_reason(t, "a")
         >>> rows["why"].tolist(), said
-        (['b', 'c'], 'Every row\'s reason begins: a.')
+        (['b', 'c'], "Every row's reason begins: a.")
     """
     prefix = f"{reason}; "
     why = frame["why"].astype(str) if "why" in frame else None

@@ -80,11 +80,11 @@ from dpnotes.lab.store import (
     META,
     StoredResult,
     inspect_result,
-    machine_name,
     result_folder,
     run_lock,
     write_result,
 )
+from dpnotes.report import machine_name
 from dpnotes.validation import check_int
 
 __all__ = [

@@ -67,11 +67,11 @@ from dpnotes.lab.store import (
     as_written,
     atomic_write_bytes,
     inspect_result,
-    machine_name,
     result_folder,
     run_lock,
     table_to_bytes,
 )
+from dpnotes.report import machine_name
 
 __all__ = [
     "CellCheck",

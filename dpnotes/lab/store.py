@@ -64,7 +64,6 @@ __all__ = [
     "atomic_write_bytes",
     "check_wait",
     "inspect_result",
-    "machine_name",
     "read_result",
     "result_folder",
     "results_root",
