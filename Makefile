@@ -52,9 +52,11 @@ $(MATHJAX_DIR)/mathjax/tex-chtml.js:
 	@bash scripts/fetch_mathjax.sh $(MATHJAX_DIR)/mathjax
 
 # The build caches miss new results, package edits and data settings; book_inputs.py
-# clears them when any of those changed since the last build.
+# clears them when any of those changed since the last build. execute_book.py runs the
+# chapters on every core into the execution cache, which the build then reads.
 book: install $(MATHJAX_DIR)/mathjax/tex-chtml.js
 	$(BIN)/python scripts/book_inputs.py
+	$(BIN)/python scripts/execute_book.py
 	$(BIN)/jupyter-book build . $(BOOKFLAGS)
 	$(BIN)/python scripts/colab.py check --build _build
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
