@@ -56,6 +56,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import concurrent.futures
 import contextlib
 import fcntl
 import functools
@@ -64,6 +65,7 @@ import http.server
 import io
 import json
 import os
+import queue
 import re
 import select
 import shutil
@@ -1502,6 +1504,43 @@ def screenshot_name(rel: str) -> str:
 # --------------------------------------------------------------------------- #
 
 
+def _check_one(
+    page: Path,
+    site: Path,
+    out: Path,
+    base: str,
+    browser: Browser | None,
+    *,
+    allow_stderr: bool,
+    page_width_px: float | None,
+) -> PageResult:
+    """Check one page: the built file, then (with a browser) the rendered page."""
+    t0 = time.monotonic()
+    rel = page.relative_to(site).as_posix()
+    findings, _ = check_page_static(page, site, allow_stderr=allow_stderr)
+    result = PageResult(rel, findings)
+    if browser is not None:
+        shot = out / screenshot_name(rel)
+        try:
+            dom, info, seen = render_page(browser, urljoin(base, rel), shot)
+        except (CDPError, TimeoutError) as exc:
+            findings.errors.append(f"browser failed: {exc}")
+        else:
+            findings.extend(seen)
+            findings.extend(
+                check_dom(
+                    dom, allow_stderr=allow_stderr, mathjax_version=info.get("mathjax")
+                )
+            )
+            findings.extend(check_layout(info["layout"], page_width_px=page_width_px))
+            findings.extend(check_length(rel, info["height"]))
+            result.screenshots = info["screenshots"]
+            result.height = info["height"]
+            result.layout = info["layout"]
+    result.seconds = time.monotonic() - t0
+    return result
+
+
 def check_site(
     site: Path,
     out: Path,
@@ -1510,56 +1549,47 @@ def check_site(
     allow_stderr: bool = False,
     allow_network: bool = False,
     page_width_px: float | None = None,
+    jobs: int = 1,
 ) -> list[PageResult]:
     """Check every page of ``site``; with a browser, also render and screenshot.
 
     ``page_width_px`` is the width figures are assumed to show at (see
-    :func:`check_layout`); ``None`` skips that comparison.
+    :func:`check_layout`); ``None`` skips that comparison. With a browser, ``jobs``
+    browsers render pages at once (each page in one browser, which it has to itself);
+    the results come back in the pages' order whatever the number.
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
     site = site.resolve()
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.png"):
         old.unlink()
     pages = list_pages(site, exclude=[out])
-    results = []
-    browser = (
-        Browser(browser_path, allow_network=allow_network) if browser_path else None
-    )
+    options = {"allow_stderr": allow_stderr, "page_width_px": page_width_px}
+    if not browser_path:
+        return [_check_one(p, site, out, "", None, **options) for p in pages]
+    jobs = min(jobs, max(1, len(pages)))
+    browsers: list[Browser] = []
     try:
-        with serve(site) if browser else contextlib.nullcontext("") as base:
-            for page in pages:
-                t0 = time.monotonic()
-                rel = page.relative_to(site).as_posix()
-                findings, _ = check_page_static(page, site, allow_stderr=allow_stderr)
-                result = PageResult(rel, findings)
-                if browser is not None:
-                    shot = out / screenshot_name(rel)
-                    try:
-                        dom, info, seen = render_page(browser, urljoin(base, rel), shot)
-                    except (CDPError, TimeoutError) as exc:
-                        findings.errors.append(f"browser failed: {exc}")
-                    else:
-                        findings.extend(seen)
-                        findings.extend(
-                            check_dom(
-                                dom,
-                                allow_stderr=allow_stderr,
-                                mathjax_version=info.get("mathjax"),
-                            )
-                        )
-                        findings.extend(
-                            check_layout(info["layout"], page_width_px=page_width_px)
-                        )
-                        findings.extend(check_length(rel, info["height"]))
-                        result.screenshots = info["screenshots"]
-                        result.height = info["height"]
-                        result.layout = info["layout"]
-                result.seconds = time.monotonic() - t0
-                results.append(result)
+        for _ in range(jobs):
+            browsers.append(Browser(browser_path, allow_network=allow_network))
+        idle: queue.Queue[Browser] = queue.Queue()
+        for b in browsers:
+            idle.put(b)
+        with serve(site) as base:
+
+            def check(page: Path) -> PageResult:
+                browser = idle.get()
+                try:
+                    return _check_one(page, site, out, base, browser, **options)
+                finally:
+                    idle.put(browser)
+
+            with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+                return list(pool.map(check, pages))
     finally:
-        if browser is not None:
-            browser.close()
-    return results
+        for b in browsers:
+            b.close()
 
 
 def plotting_page_width() -> float | None:
@@ -1625,6 +1655,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="let the browser reach hosts other than 127.0.0.1 (e.g. a CDN)",
     )
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="browsers rendering pages at once (default: the cores, at most 4)",
+    )
+    parser.add_argument(
         "--page-width-px",
         type=float,
         default=None,
@@ -1632,6 +1668,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dpnotes.plotting.PAGE_WIDTH_PX)",
     )
     args = parser.parse_args(argv)
+    jobs = args.jobs if args.jobs is not None else min(4, os.cpu_count() or 1)
+    if jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {jobs}")
 
     site: Path = args.site
     if not (site / "index.html").is_file() and not any(site.glob("*.html")):
@@ -1665,6 +1704,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             allow_stderr=args.allow_stderr,
             allow_network=args.allow_network,
             page_width_px=page_width,
+            jobs=jobs,
         )
     except CDPError as exc:
         print(f"check_site: could not drive the browser {browser}: {exc}")
@@ -1682,7 +1722,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for w in r.findings.warnings:
             print(f"warning {r.page}: {w}")
     failed = [r for r in results if r.findings.errors]
-    mode = "static checks only" if browser is None else f"browser {browser}"
+    mode = (
+        "static checks only"
+        if browser is None
+        else f"browser {browser}, {jobs} at once"
+    )
     if summary := layout_summary(results):
         width = "unknown" if page_width is None else f"{page_width:g} px"
         print(f"check_site: {summary}; PAGE_WIDTH_PX = {width}")

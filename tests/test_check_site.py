@@ -357,6 +357,13 @@ def test_install_needs_root(monkeypatch) -> None:
         cs.install_browser()
 
 
+def test_jobs_below_one_is_refused(site: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        cs.check_site(site, tmp_path / "s", browser_path=None, jobs=0)
+    with pytest.raises(SystemExit):
+        cs.main([str(site), "--out", str(tmp_path / "s"), "--jobs", "0"])
+
+
 def test_no_browser_is_a_setup_error(site: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(cs, "find_browser", lambda: None)
     assert cs.main([str(site), "--out", str(tmp_path / "s")]) == 2
@@ -373,10 +380,11 @@ def test_browser_run(site: Path, tmp_path: Path) -> None:
     if browser is None:
         pytest.skip("no headless Chromium (apt-get install chromium-headless-shell)")
     out = tmp_path / "shots"
-    results = {
-        r.page: r
-        for r in cs.check_site(site, out, browser_path=browser, allow_stderr=False)
-    }
+    # Two browsers at once: every page is checked once, in the pages' own order.
+    listed = cs.check_site(site, out, browser_path=browser, allow_stderr=False, jobs=2)
+    pages = [p.relative_to(site.resolve()).as_posix() for p in cs.list_pages(site)]
+    assert [r.page for r in listed] == pages
+    results = {r.page: r for r in listed}
     assert set(results) == {
         "clean.html",
         "traceback.html",
