@@ -47,6 +47,10 @@ A page fails (exit status 1) when it shows
 The browser cannot reach any host but 127.0.0.1 (``--allow-network`` lifts that),
 so the check also shows what an offline reader sees.
 
+Pages are rendered in ``--jobs`` browsers at once (default: one per core, at most
+four); each page has a browser to itself, so the findings do not depend on the number,
+and the report keeps the pages' order.
+
 Without a browser, ``--static-only`` runs the checks that need none. Exit status:
 0 clean (warnings allowed), 1 defects found, 2 usage or set-up problem.
 """
