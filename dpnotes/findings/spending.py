@@ -795,7 +795,9 @@ def _require(table: object, columns: Sequence[str], what: str) -> pd.DataFrame:
 
 
 def _seed_list(table: pd.DataFrame, seeds: Sequence[int] | None) -> list[int]:
-    want = sorted({int(s) for s in (table["seed"] if seeds is None else seeds)})
+    # np.unique first: a stored table has hundreds of thousands of rows.
+    values = np.unique(table["seed"].to_numpy()) if seeds is None else seeds
+    want = sorted({int(s) for s in values})
     if not want:
         raise ValueError("no seeds: the table is empty, or seeds is.")
     return want
