@@ -222,6 +222,30 @@ def test_the_scale_figure_puts_both_runs_on_records_times_epsilon():
         plt.close(fig)
 
 
+def test_scale_comparison_sets_ours_beside_the_authors_at_the_same_scale():
+    # ε = 10 complete (stratifying wins 1 of 3), ε = 20 incomplete: only ε = 10 counts.
+    cells = {("MST", "vanilla", 10.0, 0): 1.0, ("MST", "SEX", 10.0, 0): 0.5}
+    cells |= {("MST", g, 10.0, 0): 2.0 for g in ("RAC1P", "SEX_RAC1P")}
+    cells |= {("MST", "vanilla", 20.0, 0): 1.0, ("MST", "SEX", 20.0, 0): 0.5}
+    larger = _run(cells)
+    # 16,000 x 10 = 1.6e5: within a factor 2 of the authors' ε = 0.5 (9.8e4) and
+    # 1 (2.0e5), not 5 (9.8e5). Their MST wins 0 and 1 of 3 there.
+    text = sc.scale_comparison(larger, records=16_000)
+    assert text.startswith("MST 1 of 3 against the authors' 1 of 6 (ours at ε = 10,")
+    assert "1.6·10⁵ to 1.6·10⁵ records × ε" in text and "theirs at ε = 0.5, 1," in text
+    assert "AIM" not in text  # no AIM cell in our run
+    # A tighter match keeps only ε = 1; none at all when the scales are far apart.
+    assert "the authors' 1 of 3" in sc.scale_comparison(
+        larger, records=16_000, factor=1.3
+    )
+    assert sc.scale_comparison(larger, records=10, factor=1).startswith("no budget")
+    assert sc.scale_comparison(_run({("MST", "vanilla", 10.0, 0): 1.0}), records=1) == (
+        "not computed"
+    )
+    with pytest.raises(ValueError, match="at least 1"):
+        sc.scale_comparison(larger, records=16_000, factor=0.5)
+
+
 def test_integer_budgets_read_back_from_a_file_merge_without_a_warning():
     import warnings
 

@@ -44,6 +44,7 @@ __all__ = [
     "cause_section",
     "cause_table",
     "completion_order_shift",
+    "scale_comparison",
     "scale_figure",
     "scale_shares",
     "with_cause",
@@ -557,6 +558,81 @@ def scale_shares(table: pd.DataFrame) -> pd.DataFrame:
     out["wins"] = out["wins"].astype(int)
     out["share"] = out["wins"] / out["compared"]
     return out[columns]
+
+
+def _sci(x: float) -> str:
+    """``160000`` -> ``1.6·10⁵`` (two significant digits)."""
+    exponent = int(np.floor(np.log10(x)))
+    sup = str(exponent).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{x / 10**exponent:.1f}·10{sup}"
+
+
+def scale_comparison(
+    larger: object,
+    *,
+    records: int | pd.DataFrame,
+    authors_records: int = AUTHORS_RECORDS,
+    factor: float = 2.0,
+) -> str:
+    """Our wins at larger ε beside the authors' at the same records × ε, as a text.
+
+    The authors' budgets compared are those whose records × ε lie within ``factor``
+    of the span our larger budgets cover (the noise of a stratum's marginals falls
+    as 1/(n_i ε)). Only budgets with all three groupings compared count.
+
+    Args:
+        larger: Our run at larger budgets (a stored result or its table).
+        records: Our training records (or the training split itself).
+        authors_records: The records the authors fit on.
+        factor: How far outside our span an authors' budget may lie.
+
+    Returns:
+        Per synthesizer, ours against theirs, then the budgets and the span; or
+        ``"not computed"`` when no larger budget has every grouping compared.
+
+    Raises:
+        ValueError: If ``factor`` is below 1.
+    """
+    if not factor >= 1.0:
+        raise ValueError(f"factor must be at least 1, got {factor!r}.")
+    if isinstance(records, pd.DataFrame):
+        records = len(records)
+    shares = scale_shares(_parts(larger)[0])
+    shares = shares[shares["compared"] == len(GROUPINGS)]
+    if shares.empty:
+        return "not computed"
+    x = records * shares["epsilon"].astype(float)
+    lo, hi = float(x.min()), float(x.max())
+    theirs = np.reshape(
+        paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
+        (len(AUTHORS_EPSILONS), len(SYNTHESIZERS)),
+    )
+    near = [
+        i
+        for i, e in enumerate(AUTHORS_EPSILONS)
+        if lo / factor <= authors_records * e <= hi * factor
+    ]
+    if not near:
+        return "no budget of the authors' stands at the same records × ε"
+    parts = []
+    for j, syn in enumerate(SYNTHESIZERS):
+        mine = shares[shares["synthesizer"] == syn]
+        if mine.empty:
+            continue
+        ours_text = f"{int(mine['wins'].sum())} of {int(mine['compared'].sum())}"
+        their = int(sum(theirs[i, j] for i in near))
+        parts.append(
+            f"{syn} {ours_text} against the authors' {their} of "
+            f"{len(GROUPINGS) * len(near)}"
+        )
+    ours_eps = ", ".join(f"{e:g}" for e in sorted(shares["epsilon"].unique()))
+    their_eps = ", ".join(f"{AUTHORS_EPSILONS[i]:g}" for i in near)
+    span = authors_records * np.asarray([AUTHORS_EPSILONS[i] for i in near])
+    return (
+        "; ".join(parts)
+        + f" (ours at ε = {ours_eps}, {_sci(lo)} to {_sci(hi)} records × ε; theirs at"
+        f" ε = {their_eps}, {_sci(span.min())} to {_sci(span.max())})"
+    )
 
 
 def scale_figure(
