@@ -159,6 +159,7 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
     assert "--set cause=aim_2way" in section.texts["causes-pending"]
     assert section.texts["causes-recode_vanilla"] == "MST 3 of 3 against 0 without it"
     assert section.texts["causes-aim_2way"] == "not run yet"
+    assert section.texts["scale-match"] == "not computed"  # no scale run given
     # A cause that moves nothing is not called the largest.
     same = _run({("MST", "vanilla", 1.0, s): 1.0 for s in (0, 1)})
     flat = sc.cause_section(_ours(), {"recode_vanilla": same}, records=records)

@@ -503,6 +503,11 @@ def cause_section(
         "causes-gem-vanilla": _gem_vanilla_text(),
         "scale-records": f"{len(records):,}",
         "scale-authors": f"{AUTHORS_RECORDS:,}",
+        "scale-match": (
+            "not computed"
+            if runs.get("scale") is None
+            else scale_comparison(runs["scale"], records=records)
+        ),
     }
     for cause in CAUSE_RUNS:
         mine = [r for r in rows if r.cause == cause]
