@@ -31,6 +31,21 @@ if _THREADS is not None:
         os.environ.setdefault(_name, str(_THREADS))
 
 
+#: XLA's options that compile faster and run slower (book/appendix/performance.md).
+#: The tests' JAX programs are small and each is compiled once, so compiling is most of
+#: their time: the options took 189 s to 147 s on the synthesis and spending tests. They
+#: change no semantics, only rounding (fitted marginals by up to 0.01 of a count), and
+#: the tests compare within tolerances or with themselves. The package, the runner and
+#: the book never set them: every stored result is compiled with XLA's defaults.
+#: A run whose XLA_FLAGS names an optimisation level keeps its own.
+FAST_COMPILE_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    # Before JAX starts its backend; inherited by the subprocesses tests start.
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " " + FAST_COMPILE_FLAGS
+    ).strip()
+
+
 def _has_cuda() -> bool:
     try:
         import torch

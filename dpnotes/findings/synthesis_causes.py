@@ -572,6 +572,14 @@ def _sci(x: float) -> str:
     return f"{x / 10**exponent:.1f}·10{sup}"
 
 
+def _authors_wins_by_budget() -> np.ndarray:
+    """The authors' stored wins of the 3 groupings: (budget, synthesizer) array."""
+    return np.reshape(
+        paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
+        (len(AUTHORS_EPSILONS), len(SYNTHESIZERS)),
+    )
+
+
 def scale_comparison(
     larger: object,
     *,
@@ -608,10 +616,7 @@ def scale_comparison(
         return "not computed"
     x = records * shares["epsilon"].astype(float)
     lo, hi = float(x.min()), float(x.max())
-    theirs = np.reshape(
-        paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
-        (len(AUTHORS_EPSILONS), len(SYNTHESIZERS)),
-    )
+    theirs = _authors_wins_by_budget()
     near = [
         i
         for i, e in enumerate(AUTHORS_EPSILONS)
@@ -677,10 +682,7 @@ def scale_figure(
     ours = ours[(ours["dataset"] == dataset) & ours["seed"].isin(list(seeds))]
     larger = None if larger is None else _parts(larger)[0]
 
-    theirs = np.reshape(
-        paper_numbers.STRAT_AUTHORS["fig5-by-epsilon"].values,
-        (len(AUTHORS_EPSILONS), len(SYNTHESIZERS)),
-    )
+    theirs = _authors_wins_by_budget()
     runs = [
         (scale_shares(ours), "ours (ε 0.01 to 5)", "o", "-"),
         (
