@@ -157,7 +157,10 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
     assert section.texts["causes-moved"].endswith("MST +3 of 3")
     assert section.texts["causes-largest"].startswith(sc.CAUSE_LABELS["recode_vanilla"])
     assert "--set cause=aim_2way" in section.texts["causes-pending"]
-    assert section.texts["causes-recode_vanilla"] == "MST 3 of 3 against 0 without it"
+    # Two seeds pair each comparison: the text says how many are won beyond doubt.
+    assert section.texts["causes-recode_vanilla"] == (
+        "MST 3 of 3 (3 / 0 beyond doubt) against 0 without it (seeds 0, 1)"
+    )
     assert section.texts["causes-aim_2way"] == "not run yet"
     assert section.texts["scale-match"] == "not computed"  # no scale run given
     # A cause that moves nothing is not called the largest.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dpnotes import paper_numbers
+from dpnotes import paper_numbers, report
 from dpnotes.findings.synthesis import (
     FIGURE_WIDTH,
     GROUPINGS,
@@ -79,13 +79,13 @@ CAUSE_RUNS: dict[str, dict[str, str]] = {
         "stratifications": "vanilla",
         "seeds": "0+1",
     },
-    "aim_2way": {**_COMMON, "cause": "aim_2way", "synthesizers": "AIM", "seeds": "0"},
+    "aim_2way": {**_COMMON, "cause": "aim_2way", "synthesizers": "AIM", "seeds": "0+1"},
     "completion_order": {
         **_COMMON,
         "cause": "completion_order",
         "synthesizers": "MST+AIM",
         "stratifications": "SEX+RAC1P+SEX_RAC1P",
-        "seeds": "0",
+        "seeds": "0+1",
     },
     "authors_gem": {
         **_COMMON,
@@ -108,7 +108,7 @@ def cause_profile(cause: str) -> str:
     """The derived profile name of a cause run (:data:`CAUSE_RUNS`).
 
     >>> cause_profile("aim_2way")
-    'paper@cause=aim_2way,datasets=NY-sample,parity=authors,seeds=0,synthesizers=AIM'
+    'paper@cause=aim_2way,datasets=NY-sample,parity=authors,seeds=0+1,synthesizers=AIM'
     """
     if cause not in CAUSE_RUNS:
         raise ValueError(f"unknown cause {cause!r}; choose from {list(CAUSE_RUNS)}.")
@@ -291,6 +291,11 @@ def _tally_cell(t: WinTally | None) -> str:
     if t.clear_wins or t.clear_losses or t.total > t.undecided:
         return f"{t} ({t.clear_wins} / {t.clear_losses} beyond doubt)"
     return str(t)
+
+
+def _seeds_text(rows: Sequence[CauseRow]) -> str:
+    """``"seed 0"`` or ``"seeds 0, 1"``: the seeds the rows compare."""
+    return report.seeds_text(s for r in rows for s in r.seeds)
 
 
 def cause_table(rows: Iterable[CauseRow]) -> pd.DataFrame:
@@ -513,10 +518,11 @@ def cause_section(
         mine = [r for r in rows if r.cause == cause]
         texts[f"causes-{cause}"] = (
             ", ".join(
-                f"{r.synthesizer} {r.with_cause}"
+                f"{r.synthesizer} {_tally_cell(r.with_cause)}"
                 + ("" if r.ours is None else f" against {r.ours.wins} without it")
                 for r in mine
             )
+            + f" ({_seeds_text(mine)})"
             if mine
             else (
                 "no comparison yet (its stratified cells are still to run)"
