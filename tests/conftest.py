@@ -38,7 +38,9 @@ if _THREADS is not None:
 #: the tests compare within tolerances or with themselves. The package, the runner and
 #: the book never set them: every stored result is compiled with XLA's defaults.
 #: A run whose XLA_FLAGS names an optimisation level keeps its own.
-FAST_COMPILE_FLAGS = "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+FAST_COMPILE_FLAGS = (
+    "--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false"
+)
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     # Before JAX starts its backend; inherited by the subprocesses tests start.
     os.environ["XLA_FLAGS"] = (
