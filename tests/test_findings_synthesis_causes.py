@@ -162,6 +162,12 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
         "MST 3 of 3 (3 / 0 beyond doubt) against 0 without it (seeds 0, 1)"
     )
     assert section.texts["causes-aim_2way"] == "not run yet"
+    # One seed: no interval, so no beyond-doubt counts; the text names the seed.
+    one = _run({("MST", "vanilla", 1.0, 0): 9.0})
+    single = sc.cause_section(_ours(), {"recode_vanilla": one}, records=records)
+    assert single.texts["causes-recode_vanilla"] == (
+        "MST 3 of 3 against 0 without it (seed 0)"
+    )
     assert section.texts["scale-match"] == "not computed"  # no scale run given
     # A cause that moves nothing is not called the largest.
     same = _run({("MST", "vanilla", 1.0, s): 1.0 for s in (0, 1)})

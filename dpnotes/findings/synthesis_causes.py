@@ -293,11 +293,6 @@ def _tally_cell(t: WinTally | None) -> str:
     return str(t)
 
 
-def _seeds_text(rows: Sequence[CauseRow]) -> str:
-    """``"seed 0"`` or ``"seeds 0, 1"``: the seeds the rows compare."""
-    return report.seeds_text(s for r in rows for s in r.seeds)
-
-
 def cause_table(rows: Iterable[CauseRow]) -> pd.DataFrame:
     """The cause table: per cause and synthesizer, stratifying's wins with the cause
     and in our run on the same cells, beside the authors' stored wins.
@@ -522,7 +517,7 @@ def cause_section(
                 + ("" if r.ours is None else f" against {r.ours.wins} without it")
                 for r in mine
             )
-            + f" ({_seeds_text(mine)})"
+            + f" ({report.seeds_text(s for r in mine for s in r.seeds)})"
             if mine
             else (
                 "no comparison yet (its stratified cells are still to run)"
