@@ -1584,9 +1584,16 @@ def test_real_references_by_hand():
     r = refs["NY"]
     assert len(r.train) == 80 and len(r.test) == 40
     assert r.majority == synthesis.majority_rate(people.iloc[80:]["ESR"])
+    # The evaluation waits for its first reader, then is kept.
+    assert "real" not in vars(r)
     assert 0 <= synthesis.real_value(r.real, "logistic:accuracy") <= 1
+    assert vars(r)["real"] is r.real
+    assert not r.real.metric.str.startswith("boosting:").any()
     with pytest.raises(ValueError, match="ESR"):
         synthesis.real_references({"NY": (people, people.drop(columns="ESR"))})
+    # An unknown classifier is refused at once, not when a page first reads it.
+    with pytest.raises(ValueError, match="logistic"):
+        synthesis.real_references({"NY": (people, people)}, classifiers=["svm"])
 
 
 def test_stratified_runs_reads_what_every_page_shares(monkeypatch):
