@@ -97,7 +97,7 @@ CAUSE_RUNS: dict[str, dict[str, str]] = {
     "data_domains": {
         **_COMMON,
         "cause": "data_domains",
-        "seeds": "0",
+        "seeds": "0+1",
         "epsilons": "0.1+1+5",
     },
     "scale": {**_COMMON, "seeds": "0", "epsilons": "10+20+50"},
