@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpnotes.lab.combine import complete_seeds
 from dpnotes.lab.store import StoredResult, read_result
 
 RESULTS = Path(__file__).resolve().parents[1] / "book" / "_results"
@@ -32,3 +33,20 @@ def stored_result(experiment: str, profile: str = "paper") -> StoredResult:
 def stored_table(experiment: str, profile: str = "paper") -> pd.DataFrame:
     """The table of :func:`stored_result`."""
     return stored_result(experiment, profile).table
+
+
+def whole_seeds_table(experiment: str, profile: str = "paper") -> pd.DataFrame:
+    """The table of :func:`stored_result`, each data set cut to its complete seeds.
+
+    Chapters read a partial paper result this way (``load_per_dataset``): a seed whose
+    cells are only partly stored is left out until all of them are. Tests that check
+    the chapters' numbers read the same rows, so a run storing part of a new seed
+    leaves them unchanged.
+    """
+    result = stored_result(experiment, profile)
+    table = result.table
+    whole = {d: complete_seeds(result, d) for d in table["dataset"].unique()}
+    pairs = zip(table["dataset"], table["seed"], strict=True)
+    keep = [seed in whole[d] for d, seed in pairs]
+    # The rows keep their order and index: for a complete result, the table itself.
+    return table[keep]

@@ -730,6 +730,69 @@ def test_checkpoint_credits_the_cells_to_the_run_computing_them(tmp_path, monkey
     assert partial.meta["wall_time_s"] < 60
 
 
+def test_a_resumed_run_credits_found_cells_to_the_run_that_wrote_them(
+    tmp_path, monkeypatch
+):
+    # A run on another machine stopped after cells "a" and "b" (its partial dropped):
+    # the run that resumes computes only "c", and says so. Its own entry must not claim
+    # the found cells, nor the catalog count its time twice.
+    from dpnotes.lab import catalog
+
+    folder = _failed_run_without_partial(tmp_path, monkeypatch, seed=11)
+    (record_path,) = folder.glob("cells/*/run.json")
+    record = json.loads(record_path.read_text())
+    record.update(
+        device={"cpu": "Old CPU", "cpu_count": 2}, started="2026-01-02T03:00:00+00:00"
+    )
+    record_path.write_text(json.dumps(record))
+    ended = 1767326400.0  # 2026-01-02T04:00:00Z: the newest cell file
+    for cell in folder.glob("cells/*/*.csv"):
+        os.utime(cell, (ended - 600, ended - 600))
+    os.utime(max(folder.glob("cells/*/*.csv")), (ended, ended))
+    monkeypatch.delenv("TOY_FAIL_ON")
+    CALLS.clear()
+    done = run("toy_for_tests", "smoke", seed=11, root=tmp_path, progress=False)
+    assert CALLS == [{"arm": "c"}] and not done.partial
+    first, mine = done.meta["runs"]
+    assert len(first["cells_done"]) == 2 and len(mine["cells_done"]) == 1
+    assert first["device"] == {"cpu": "Old CPU", "cpu_count": 2}
+    assert (first["started"], first["date"]) == (
+        "2026-01-02T03:00:00+00:00",
+        "2026-01-02T04:00:00+00:00",
+    )
+    assert mine["started"] == done.meta["started"] and mine["device"] != first["device"]
+    by_machine = dict((m, (c, t)) for m, c, t in catalog.compute_by_machine(done.meta))
+    assert by_machine["Old CPU ×2"] == (2, 3600.0)
+    (machine,) = set(by_machine) - {"Old CPU ×2"}
+    assert by_machine[machine][0] == 1
+    assert by_machine[machine][1] < 60, "the storing run's time counted once"
+    # Without a record the found cells stay the resuming run's (older checkouts).
+    folder = _failed_run_without_partial(tmp_path, monkeypatch, seed=12)
+    (record_path,) = folder.glob("cells/*/run.json")
+    record_path.unlink()
+    monkeypatch.delenv("TOY_FAIL_ON")
+    done = run("toy_for_tests", "smoke", seed=12, root=tmp_path, progress=False)
+    assert "runs" not in done.meta and done.meta["cells_resumed"] == 2
+
+
+def test_times_of_runs_stored_without_history_are_lower_bounds():
+    from dpnotes.lab import catalog
+    from dpnotes.lab.runner import _earlier_runs
+
+    old = {"device": {"cpu": "Intel(R) Xeon(R) Processor", "cpu_count": 2},
+           "partial": True, "cells_done": ["a", "b"],
+           "started": "2026-01-01T00:00:00+00:00", "date": "2026-01-01T00:30:00+00:00",
+           "wall_time_s": 1800.0}  # fmt: skip
+    (entry,) = _earlier_runs(old)
+    assert entry["last_run_only"] and entry["cells_done"] == ["a", "b"]
+    meta = {"device": {"cpu": "AMD EPYC", "cpu_count": 2},
+            "cells_done": ["a", "b", "c"], "started": "2026-01-02T00:00:00+00:00",
+            "wall_time_s": 60.0, "runs": [entry]}  # fmt: skip
+    assert catalog.compute_text(meta) == (
+        "Intel Xeon ×2: 2 cells, at least 30 min; AMD EPYC ×2: 1 cell, 1 min"
+    )
+
+
 def test_a_checkpoint_of_the_same_run_extends_its_entry():
     import datetime as dt
 

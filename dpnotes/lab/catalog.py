@@ -150,10 +150,14 @@ def compute_by_machine(meta: Mapping[str, Any]) -> list[tuple[str, int, float]]:
     done = meta.get("cells_done")
     total = len(done) if done else int(meta.get("cells") or 0)
     earlier = sum(len(r.get("cells_done") or []) for r in runs)
+    # The runner lists the storing run itself among the runs when it resumed earlier
+    # ones (same start and machine): its time is then counted there, not twice.
+    own = (meta.get("started"), meta.get("device"))
+    listed = any((r.get("started"), r.get("device")) == own for r in runs)
     last = {
         "device": meta.get("device", {}),
         "cells": max(total - earlier, 0),
-        "seconds": float(meta.get("wall_time_s") or 0.0),
+        "seconds": 0.0 if listed else float(meta.get("wall_time_s") or 0.0),
     }
     out: dict[str, list[float]] = {}
     for run in runs:
@@ -186,8 +190,17 @@ def compute_text(meta: Mapping[str, Any]) -> str:
         # run still going): only the last run's time is known.
         ((m, c, t),) = found
         return f"{m}: {c} cell{'s' if c != 1 else ''} (the last run: {wall_text(t)})"
+    # A run entry migrated from such a result (its cells resumed by a later run) has
+    # the same gap: its machine's time is a lower bound.
+    unknown = {
+        machine_text(r.get("device", {}))
+        for r in meta.get("runs") or []
+        if r.get("last_run_only")
+    }
     parts = [
-        f"{m}: {c} cell{'s' if c != 1 else ''}, {wall_text(t)}" for m, c, t in found
+        f"{m}: {c} cell{'s' if c != 1 else ''}, "
+        f"{'at least ' if m in unknown else ''}{wall_text(t)}"
+        for m, c, t in found
     ]
     return "; ".join(parts)
 

@@ -519,6 +519,7 @@ def _run_locked(
     started = time.perf_counter()
     started_at = dt.datetime.now(dt.timezone.utc)
     _restore_partial(folder, name, profile, meta, hashes, files)
+    _credit_found_cells(files[0].parent, meta, hashes, files)
     todo = [i for i, f in enumerate(files) if not f.is_file()]
     resumed = len(cells) - len(todo)
     if selected is not None:
@@ -848,6 +849,42 @@ def _read_run_record(cells_dir: Path) -> dict[str, Any] | None:
     return record
 
 
+def _credit_found_cells(
+    cells_dir: Path,
+    meta: dict[str, Any],
+    hashes: Sequence[str],
+    files: Sequence[Path],
+) -> None:
+    """Credit cells in ``cells/`` that no stored run lists to the run that wrote them.
+
+    A run stopped before it stored its last cells leaves them, and its record
+    (``run.json``), in ``cells/``. The run that resumes finds them done; they are the
+    stopped run's (its machine, workers, code and start; it ended when the newest of
+    them was written), not the resuming run's, which computed them in no time. Without
+    a record they stay the resuming run's, as before records were written.
+    """
+    record = _read_run_record(cells_dir)
+    if record is None:
+        return
+    runs = [dict(r) for r in meta.get("runs") or []]
+    listed = {h for r in runs for h in r.get("cells_done", [])}
+    pairs = zip(hashes, files, strict=True)
+    found = [(h, f) for h, f in pairs if f.is_file() and h not in listed]
+    if not found:
+        return
+    newest = max(f.stat().st_mtime for _, f in found)
+    date = dt.datetime.fromtimestamp(newest, dt.timezone.utc).isoformat(
+        timespec="seconds"
+    )
+    entry = _run_entry(record, record["started"], date, [h for h, _ in found])
+    same = ("device", "workers", "code_version", "started")
+    if runs and all(runs[-1].get(k) == entry[k] for k in same):
+        # The stopped run had stored a checkpoint: one run, one entry.
+        entry["cells_done"] = [*runs[-1].get("cells_done", []), *entry["cells_done"]]
+        runs = runs[:-1]
+    meta["runs"] = [*runs, entry]
+
+
 def _write_partial(
     folder: Path,
     meta: dict[str, Any],
@@ -906,14 +943,13 @@ def _earlier_runs(stored: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The runs that computed a stored partial result's cells, oldest first."""
     if stored.get("runs"):
         return [dict(r) for r in stored["runs"]]
-    return [
-        _run_entry(
-            stored,
-            stored.get("started"),
-            stored.get("date"),
-            stored.get("cells_done", []),
-        )
-    ]
+    entry = _run_entry(
+        stored, stored.get("started"), stored.get("date"), stored.get("cells_done", [])
+    )
+    # A partial result stored without its runs' history (an older runner) knows only
+    # its last run's start: its cells may have taken longer (catalog.compute_text).
+    entry["last_run_only"] = True
+    return [entry]
 
 
 def _runs(
@@ -963,7 +999,8 @@ def _restore_partial(
     ``restamped`` history, if any, is copied into ``meta``: those cells were computed
     before a re-stamp of the config hash, and the new result says so. So are the runs
     that computed its cells (``meta["runs"]``, see :func:`run`); cells found in
-    ``cells/`` that no earlier run lists count as this run's.
+    ``cells/`` that no earlier run lists belong to the run recorded beside them
+    (:func:`_credit_found_cells`).
     """
     stored = read_result(folder, experiment=name, profile=profile)
     if stored is None or not stored.partial:
