@@ -57,7 +57,7 @@ from dpnotes.report import (
     seeds_text,
 )
 from dpnotes.synth import MST
-from dpnotes.synth.evaluate import CLASSIFIERS, group_keys
+from dpnotes.synth.evaluate import CLASSIFIERS, evaluate_synthetic, group_keys
 from dpnotes.synth.marginals import all_kway
 from dpnotes.validation import check_choice
 
@@ -2342,8 +2342,6 @@ class RealReference:
     def real(self) -> pd.DataFrame:
         """:func:`dpnotes.synth.evaluate.evaluate_synthetic` of the training split
         against the test split, as if it were synthetic (seed 0)."""
-        from dpnotes.synth.evaluate import evaluate_synthetic
-
         return evaluate_synthetic(
             self.train, self.test, self.train, classifiers=list(self.classifiers),
             seed=0,
