@@ -1103,10 +1103,16 @@ def test_unfinished_text_names_each_partial_profile():
     texts = f.unfinished_text(
         {"dpsgdf_main": partial, "dpsgdf_census": result(80, 80, False), "x": None}
     )
-    assert texts == "dpsgdf_main 62 of 70 cells, x not run"
+    assert texts == "dpsgdf_main 62 of 70 cells, x not run (8 cells left)"
     assert f.unfinished_text({"dpsgdf_census": result(80, 80, False)}) == ""
     with pytest.raises(TypeError, match="not a stored result"):
         f.unfinished_text({"dpsgdf_main": pd.DataFrame()})
+    # The cells the partial results lack, in all (a result not stored: not counted).
+    both = {"dpsgdf_main": partial, "dpsgdf_clip": result(18, 30, True), "x": None}
+    assert f.cells_left(both) == 8 + 12
+    assert f.cells_left({"dpsgdf_census": result(80, 80, False)}) == 0
+    with pytest.raises(TypeError, match="not a stored result"):
+        f.cells_left({"dpsgdf_main": pd.DataFrame()})
 
 
 def test_paper_steps_cut_by_its_accounting():

@@ -79,6 +79,7 @@ __all__ = [
     "bound_text",
     "budget_curves",
     "budget_data_text",
+    "cells_left",
     "census_note",
     "census_one_class",
     "census_table1",
@@ -3947,7 +3948,8 @@ def unfinished_text(results: Mapping[str, object]) -> str:
             where nothing is stored.
 
     Returns:
-        ``"dpsgdf_main 62 of 70 cells, ..."``, or "" when every one is complete.
+        ``"dpsgdf_main 62 of 70 cells, ... (45 cells left)"`` (the count:
+        :func:`cells_left`), or "" when every one is complete.
 
     Raises:
         TypeError: If a value is neither a stored result nor None.
@@ -3966,4 +3968,34 @@ def unfinished_text(results: Mapping[str, object]) -> str:
         if result.partial:
             done = len(meta.get("cells_done", []))
             parts.append(f"{name} {done} of {meta.get('cells')} cells")
-    return ", ".join(parts)
+    left = cells_left(results)
+    return ", ".join(parts) + (f" ({left} cells left)" if left else "")
+
+
+def cells_left(results: Mapping[str, object]) -> int:
+    """Count the cells the stored partial paper profiles still lack, in all.
+
+    Args:
+        results: As for :func:`unfinished_text`: experiment name -> its stored paper
+            result (partial ones included), or None where nothing is stored (not
+            counted: its grid is the experiment's, which findings do not read;
+            :func:`unfinished_text` names it "not run").
+
+    Returns:
+        The number of grid cells the partial results have not stored (0 when every
+        result is complete).
+
+    Raises:
+        TypeError: If a value is neither a stored result nor None.
+    """
+    left = 0
+    for name, result in results.items():
+        meta = getattr(result, "meta", None)
+        if result is not None and not isinstance(meta, Mapping):
+            raise TypeError(
+                f"cells_left: {name!r} is a {type(result).__name__}, not a stored "
+                "result (load it with load_stored(..., allow_partial=True))."
+            )
+        if result is not None and result.partial:
+            left += int(meta.get("cells") or 0) - len(meta.get("cells_done", []))
+    return left
