@@ -3954,17 +3954,13 @@ def unfinished_text(results: Mapping[str, object]) -> str:
     Raises:
         TypeError: If a value is neither a stored result nor None.
     """
+    _check_stored(results, "unfinished_text")
     parts = []
     for name, result in results.items():
         if result is None:
             parts.append(f"{name} not run")
             continue
-        meta = getattr(result, "meta", None)
-        if not isinstance(meta, Mapping) or not hasattr(result, "partial"):
-            raise TypeError(
-                f"unfinished_text: {name!r} is a {type(result).__name__}, not a stored "
-                "result (load it with load_stored(..., allow_partial=True))."
-            )
+        meta = result.meta
         if result.partial:
             done = len(meta.get("cells_done", []))
             parts.append(f"{name} {done} of {meta.get('cells')} cells")
@@ -3988,14 +3984,23 @@ def cells_left(results: Mapping[str, object]) -> int:
     Raises:
         TypeError: If a value is neither a stored result nor None.
     """
+    _check_stored(results, "cells_left")
     left = 0
-    for name, result in results.items():
-        meta = getattr(result, "meta", None)
-        if result is not None and not isinstance(meta, Mapping):
-            raise TypeError(
-                f"cells_left: {name!r} is a {type(result).__name__}, not a stored "
-                "result (load it with load_stored(..., allow_partial=True))."
-            )
+    for result in results.values():
         if result is not None and result.partial:
+            meta = result.meta
             left += int(meta.get("cells") or 0) - len(meta.get("cells_done", []))
     return left
+
+
+def _check_stored(results: Mapping[str, object], caller: str) -> None:
+    """Raise TypeError for a value that is neither a stored result nor None."""
+    for name, result in results.items():
+        if result is None:
+            continue
+        meta = getattr(result, "meta", None)
+        if not isinstance(meta, Mapping) or not hasattr(result, "partial"):
+            raise TypeError(
+                f"{caller}: {name!r} is a {type(result).__name__}, not a stored "
+                "result (load it with load_stored(..., allow_partial=True))."
+            )

@@ -877,8 +877,8 @@ def _credit_found_cells(
         timespec="seconds"
     )
     entry = _run_entry(record, record["started"], date, [h for h, _ in found])
-    same = ("device", "workers", "code_version", "started")
-    if runs and all(runs[-1].get(k) == entry[k] for k in same):
+    # One run is one machine, worker set, code and start (the record's keys).
+    if runs and all(runs[-1].get(k) == entry[k] for k in RUN_RECORD_KEYS):
         # The stopped run had stored a checkpoint: one run, one entry.
         entry["cells_done"] = [*runs[-1].get("cells_done", []), *entry["cells_done"]]
         runs = runs[:-1]
@@ -975,8 +975,7 @@ def _runs(
         meta, started_at.isoformat(**stamp), now.isoformat(**stamp), mine
     )
     last = earlier[-1]
-    same = ("device", "workers", "code_version", "started")
-    if all(last.get(k) == entry[k] for k in same):
+    if all(last.get(k) == entry[k] for k in RUN_RECORD_KEYS):
         # A checkpoint of this very run (written by itself or by ``checkpoint``):
         # one run, one entry, with every cell it has finished.
         entry["cells_done"] = [*last.get("cells_done", []), *mine]
