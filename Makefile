@@ -13,7 +13,13 @@ DEPS_HASH := $(shell cat pyproject.toml | sha256sum | cut -c1-16)
 STAMP := $(VENV)/.installed-$(DEPS_HASH)
 BOOKFLAGS ?= -W -n --keep-going
 MATHJAX_DIR := _build/.mathjax
+# pip compiles no bytecode at install (--no-compile): it would compile every file of
+# every package, about 15,000, which took about a minute; the tests and the book import
+# about a third of them, and Python compiles and caches each on its first import. For
+# that cache to be written, make's commands run without PYTHONDONTWRITEBYTECODE.
 PIP := $(BIN)/python -m pip --disable-pip-version-check
+PIP_INSTALL := $(PIP) install -q --no-compile
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help install test test-fast lint format book book-clean check-site sync clean
 
@@ -28,9 +34,9 @@ install: $(STAMP)
 $(STAMP):
 	@echo "== installing into $(VENV) (dependency spec $(DEPS_HASH))"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(PIP) install -q --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
-	@$(PIP) install -q "$(TORCH_SPEC)" 2> >(grep -v "^WARNING: Location" >&2)
-	@$(PIP) install -q -e ".[$(EXTRAS)]" 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP_INSTALL) --upgrade pip 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP_INSTALL) "$(TORCH_SPEC)" 2> >(grep -v "^WARNING: Location" >&2)
+	@$(PIP_INSTALL) -e ".[$(EXTRAS)]" 2> >(grep -v "^WARNING: Location" >&2)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
