@@ -145,6 +145,27 @@ def test_a_partial_never_replaces_a_complete_result(tmp_path, monkeypatch):
     assert _table_bytes(complete.path) == before
 
 
+def test_a_rerun_stopped_before_its_first_cell_leaves_the_partial_as_it_was(
+    tmp_path, monkeypatch
+):
+    # Cells 0-6 of 12 stored; a rerun is stopped while computing cell 7, so it adds
+    # nothing: the stored record (runs, start, wall time) must not be rewritten.
+    monkeypatch.setenv("TOY_LAB_FAIL_ARM", "7")
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "paper", root=tmp_path, progress=False)
+    folder = result_folder(tmp_path, NAME, "paper", 0)
+    before = (folder / "meta.json").read_bytes()
+    assert json.loads(before)["partial"] and len(json.loads(before)["cells_done"]) == 7
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "paper", root=tmp_path, progress=False)
+    assert (folder / "meta.json").read_bytes() == before
+    # One more cell, and the partial is updated.
+    monkeypatch.setenv("TOY_LAB_FAIL_ARM", "8")
+    with pytest.raises(KeyboardInterrupt):
+        run(NAME, "paper", root=tmp_path, progress=False)
+    assert len(json.loads((folder / "meta.json").read_text())["cells_done"]) == 8
+
+
 def test_files_are_world_readable_and_damage_is_named(tmp_path, capsys):
     stored = run(NAME, "smoke", root=tmp_path, progress=False)
     for name in ("results.csv", "meta.json"):

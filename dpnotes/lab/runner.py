@@ -897,12 +897,16 @@ def _write_partial(
 
     Nothing is written over a complete result, nor over a partial one with more
     finished cells (of other code, or another checkout): the finished cells stay in
-    the run's ``cells/`` folder, and a rerun resumes from them.
+    the run's ``cells/`` folder, and a rerun resumes from them. Nor over a partial one
+    that already holds every finished cell: a run stopped before it finished a cell
+    of its own leaves the stored record (its runs, start and wall time) as it was.
     """
     done = [(h, f) for h, f in zip(hashes, files, strict=True) if f.is_file()]
     stored = read_result(folder, experiment=meta["experiment"], profile=meta["profile"])
     if stored is not None and (
-        not stored.partial or len(stored.meta.get("cells_done", [])) > len(done)
+        not stored.partial
+        or len(stored.meta.get("cells_done", [])) > len(done)
+        or {h for h, _ in done} <= set(stored.meta.get("cells_done", []))
     ):
         return
     parts = [pd.read_csv(f) for _, f in done]
