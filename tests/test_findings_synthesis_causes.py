@@ -186,6 +186,32 @@ def test_cause_section_texts_say_what_moved_and_what_is_left():
         sc.cause_section(_ours(), {"aim_2way": None}, records=records)
     assert section.texts["causes-slip-sex"] == "0.33"
     assert section.texts["causes-gem-vanilla"].startswith("0.43 at ε = 0.01")
+    assert section.texts["causes-gem-ours-vanilla"] == "not run yet"
+    assert section.texts["causes-open"].startswith("What else the gap is made of")
+
+
+def test_our_vanilla_gem_with_the_authors_settings_is_read_per_budget():
+    gem = _run(
+        {
+            ("GEM", "vanilla", e, s): v + s
+            for e, v in ((0.1, 4.0), (5.0, 0.5))
+            for s in (0, 1)
+        }
+    )
+    assert sc.gem_vanilla_ours_text(gem) == (
+        "4.50 at ε = 0.1, 1.00 at ε = 5 (4-fold from the smallest budget to the "
+        "largest; seeds 0, 1)"
+    )
+    records = pd.DataFrame({"SEX": [1, 1, 0], "RAC1P": [0, 0, 1]})
+    runs = {c: _run({("MST", "vanilla", 1.0, 0): 9.0}) for c in sc.CAUSE_RUNS}
+    runs["authors_gem"] = gem
+    every = sc.cause_section(_ours(), runs, records=records)
+    assert every.texts["causes-pending"] == "every cause setting is run"
+    assert every.texts["causes-open"].startswith("Every setting is run")
+    assert every.texts["causes-gem-ours-vanilla"].startswith("4.50 at ε = 0.1")
+    # A run without the vanilla GEM cells cannot say it: the error names the command.
+    with pytest.raises(ValueError, match="--set cause=authors_gem"):
+        sc.gem_vanilla_ours_text(gem[gem.strata != "vanilla"])
 
 
 def test_scale_shares_count_each_budget_s_groupings():
