@@ -373,7 +373,7 @@ def _gem_vanilla_text() -> str:
 def gem_vanilla_ours_text(run: object) -> str:
     """Our vanilla GEM's parity error over sex with the authors' GEM settings.
 
-    The authors' score (:data:`METRIC`, over sex) of the vanilla GEM cells of the
+    The authors' score (``METRIC``, over sex) of the vanilla GEM cells of the
     ``authors_gem`` run, mean over its seeds, at each budget, and how far it falls from
     the smallest budget to the largest: set beside the authors' own vanilla GEM
     (``causes-gem-vanilla``, 0.34-0.43 at every budget), it says whether their settings
