@@ -240,6 +240,34 @@ def test_mnist_claims_on_a_known_loop():
     assert half.ours.values == pytest.approx((1.25, 1.75))
 
 
+def test_mnist_claims_pair_the_main_runs_with_each_sweep_by_the_seeds_both_have():
+    # A main seed the clipping and σ sweeps lack (seed 2, DPSGD's gap −0.45 there):
+    # Table 1's rows take it; the rows that pair with a sweep leave it out.
+    t = _loop((0.6, 0.75))
+    main = t["main"]
+    extra = main[main.seed == 1].assign(seed=2)
+    dpsgd8 = (extra.method == "dpsgd") & (extra.group == "digit 8")
+    extra.loc[dpsgd8 & (extra.metric == "accuracy"), "value"] = 0.45
+    rows = {v.quantity: v for v in f.mnist_claims(
+        pd.concat([main, extra], ignore_index=True), t["clip"], t["sweep"],
+        clip_norm=1.0,
+    )}  # fmt: skip
+    assert rows["MNIST, DPSGD: gap (Table 1)"].ours.values == pytest.approx(
+        (-0.6, -0.6, -0.45)
+    )
+    assert rows["MNIST, DPSGD with C = 5: gap (Table 3)"].ours.values == pytest.approx(
+        (-0.15, -0.15)
+    )
+    c2 = rows["MNIST, share of DPSGD's gap that DPSGD with C = 2 removes (Table 3)"]
+    assert c2.ours.values == pytest.approx((0.5, 0.5))  # against seeds 0-1's −0.6
+    fig3 = rows["MNIST, DPSGD-F: largest |gap| over the σ sweep (Figure 3b)"]
+    assert fig3.ours.n_seeds == 2
+    clip = t["clip"]
+    clip = pd.concat([clip, clip[clip.group == "digit 2"].assign(group="all")])
+    both = pd.concat([main, extra], ignore_index=True)
+    assert f.clip_gap(clip, both, 5.0).to_dict() == pytest.approx({0: -0.15, 1: -0.15})
+
+
 def test_mnist_claims_refuse_missing_runs_and_columns():
     t = _loop((0.6, 0.75))
     with pytest.raises(ValueError, match="'clip_norm'"):
