@@ -314,7 +314,7 @@ def test_table1_is_computed_once_for_both_chapters(main, census, text):
     ]
     assert f.reproduced(a) == (3, 12)
     eight = {m: f.cost(text, m, "digit 8").mean() for m in ("dpsgd", "dpsgd_f")}
-    assert (f"{eight['dpsgd']:.3f}", f"{eight['dpsgd_f']:.3f}") == ("-0.889", "-0.805")
+    assert (f"{eight['dpsgd']:.3f}", f"{eight['dpsgd_f']:.3f}") == ("-0.888", "-0.801")
     assert eight["dpsgd_f"] < 0.5 * eight["dpsgd"]  # DPSGD-F leaves digit 8 badly off
 
 
@@ -361,7 +361,7 @@ def test_larger_bounds_for_dpsgd(clip, main):
     runs = f.clip_table(clip)
     dp = runs[runs.method == "dpsgd"].groupby("C")["e"].mean()
     assert dp.is_monotonic_increasing and dp.iloc[0] < 0.1
-    assert f.largest_bound_ratio(main, clip_norm=1.0).index.tolist() == [0, 1, 2]
+    assert f.largest_bound_ratio(main, clip_norm=1.0).index.tolist() == [0, 1, 2, 3]
     assert f.last_bound_ratios(main, "dutch").between(1.9, 2.1).all()
 
 
@@ -786,7 +786,7 @@ def test_compare_below_judges_the_whole_interval():
 def test_gap_estimate_on_stored_and_known_tables(main, census):
     g = f.gap_estimate(main, census, "mnist", "dpsgd")
     assert g.values == tuple(f.our_gap(main, census, "mnist", "dpsgd"))
-    assert f"{g.mean:.3f}" == "-0.793" and g.n_seeds == 3 and g.se_test > 0
+    assert f"{g.mean:.3f}" == "-0.789" and g.n_seeds == 4 and g.se_test > 0
     adult = f.gap_estimate(main, census, "adult", "dpsgd")
     assert adult.n_seeds == 5 and adult.high < 0  # the men pay more, beyond doubt
     acc = {}
@@ -823,7 +823,7 @@ def test_table1_texts_and_frames(main, census):
     assert t["t1-adult-off"].startswith("2 numbers differ: DPSGD-F, Δ, total")
     assert "1 is inconclusive: DPSGD, Δ, male" in t["t1-dutch-off"]
     assert t["f-costs-census"].endswith("all 3 reproduce on Dutch")
-    assert (t["t1-mnist-8-dpsgd"], t["t1-mnist-8-dpsgdf"]) == ("-0.889", "-0.805")
+    assert (t["t1-mnist-8-dpsgd"], t["t1-mnist-8-dpsgdf"]) == ("-0.888", "-0.801")
     assert t["paper-mnist-8-dpsgdf"] == "-0.0432"
     mnist = f.table1_frame(main, census, "mnist")
     assert len(mnist) == 12 and "verdict" in mnist.columns
@@ -862,7 +862,7 @@ def test_chapter_tables_of_the_stored_runs(main, clip, budget):
     m = f.mnist_clipping(main, batch_size=256, clip_norm=1.0)
     # The last whole epoch: DPSGD-F's budget stop cuts a short one off its runs.
     assert f.mnist_clipping_table(m)["digit 8"].tolist() == [
-        "128.5", "100%", "2.65", "2.3", "10.9"
+        "128.1", "100%", "2.69", "2.3", "10.9"
     ]  # fmt: skip
     texts = f.mnist_clipping_texts(m, noise_multiplier=0.8, clip_norm=1.0)
     assert (

@@ -54,9 +54,9 @@ def test_claims_under_both_loops_lead_with_the_reference_loop(both, tables):
     assert (t["claim-f-removed-ref"], t["claim-f-removed"]) == ("65%", "10%")
     assert (t["claim-c2-removed-ref"], t["claim-c2-removed"]) == ("42%", "4%")
     assert t["claim-f-removed-paper"] == "98%"
-    assert (t["gap-f-mnist-ref"], t["gap-f-mnist"]) == ("-0.237", "-0.718")
+    assert (t["gap-f-mnist-ref"], t["gap-f-mnist"]) == ("-0.237", "-0.712")
     assert (t["gap-mnist-ref"], t["gap-mnist"], t["gap-mnist-paper"]) == (
-        "-0.668", "-0.793", "-0.6100",
+        "-0.668", "-0.789", "-0.6100",
     )  # fmt: skip
     assert (t["claims-ref"], t["claims-text"]) == ("0 of 8", "1 of 8")
     ref = {v.quantity: v for v in both.loops["reference loop"]}
@@ -137,7 +137,7 @@ def test_clipping_under_both_loops(tables):
         "21%", "5.7", "3.3",
     )  # fmt: skip
     assert (t["mnist-share-text"], t["mnist-cap-text"], t["mnist-c8-text"]) == (
-        "41%", "3.5", "2.6",
+        "41%", "3.4", "2.6",
     )  # fmt: skip
     assert (t["mnist-clipped-ref"], t["mnist-clipped-text"]) == (
         "7% to 36%", "11% to 85%",
