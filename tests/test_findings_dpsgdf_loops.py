@@ -77,6 +77,11 @@ def test_claims_under_both_loops_lead_with_the_reference_loop(both, tables):
     fig3 = ref["MNIST, DPSGD-F: largest |gap| over the σ sweep (Figure 3b)"]
     assert fig3.n_seeds == 1 and fig3.outcome == "differs"
     assert "σ sweep (Figure 3b) seed 0;" in both.note
+    # Table 3's rows pair the main runs with the clipping sweep: over its seeds.
+    assert (
+        "seeds 0, 1, 2, 3, the larger bounds (Table 3) seeds 0, 1, 2, the σ"
+        in both.note
+    )
 
 
 def test_both_loops_share_the_quantities_and_the_census_rows(both, tables):
