@@ -67,15 +67,19 @@ def test_a_killed_rerun_never_replaces_the_complete_result(tmp_path, how):
     rng = np.random.default_rng(7 if how == "SIGKILL" else 8)
     for _ in range(3):
         # A rerun of the same result (the same code), killed at a random moment
-        # after it has finished at least one cell and checkpointed.
+        # after it has finished at least one cell and checkpointed. Each starts from
+        # none of the six cells (a rerun resumes from the cells an earlier one kept, and
+        # with most of them kept it could finish before the signal: CI saw one exit 0),
+        # so at least four cells (1.2 s) are left when the signal is sent.
+        shutil.rmtree(folder / "cells", ignore_errors=True)
         proc = _cli(
-            tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.15
+            tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.3
         )
         _wait_for_cells(folder, 1)
-        time.sleep(float(rng.uniform(0.0, 0.4)))
+        time.sleep(float(rng.uniform(0.0, 0.3)))
         proc.send_signal(getattr(signal, how))
-        proc.communicate(timeout=60)
-        assert proc.returncode != 0
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode != 0, f"the rerun finished before the {how}: {err}"
         assert _table_bytes(folder) == before, "the complete result was touched"
         stored = load_stored(NAME, "quick", root=tmp_path)
         assert stored is not None and not stored.partial
