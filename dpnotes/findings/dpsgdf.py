@@ -2142,14 +2142,14 @@ def gap_estimate(
     return cost_gap(wide, wide, method, (first, second), counts)
 
 
-def _clip_seeds(clip: pd.DataFrame, cn: float) -> list[int]:
-    """The seeds of the clipping sweep's DPSGD runs at bound ``cn``."""
+def _clip_runs(clip: pd.DataFrame, cn: float) -> pd.DataFrame:
+    """The clipping sweep's DPSGD runs on MNIST at bound ``cn``."""
     runs = clip[
         (clip.dataset == "mnist") & (clip.method == "dpsgd") & (clip.clip_norm == cn)
     ]
     if runs.empty:
         raise ValueError(f"no DPSGD run at C = {cn:g} in the clipping sweep.")
-    return sorted(runs.seed.unique())
+    return runs
 
 
 def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Estimate:
@@ -2159,11 +2159,8 @@ def _clip_gap_estimate(clip: pd.DataFrame, main: pd.DataFrame, cn: float) -> Est
     ``dpsgdf_reference``), ``main`` the same loop's SGD runs; the seeds are the
     sweep's at ``cn`` (SGD's runs of other seeds are left out).
     """
-    seeds = _clip_seeds(clip, cn)
-    mnist = main[(main.dataset == "mnist") & main.seed.isin(seeds)]
-    runs = clip[
-        (clip.dataset == "mnist") & (clip.method == "dpsgd") & (clip.clip_norm == cn)
-    ]
+    runs = _clip_runs(clip, cn)
+    mnist = main[(main.dataset == "mnist") & main.seed.isin(runs.seed.unique())]
     pair = PAIRS["mnist"]
     return cost_gap(
         final_wide(runs, "accuracy"),
@@ -2254,7 +2251,10 @@ def mnist_claims(
             _share_estimate(
                 c2,
                 gap_estimate(
-                    main[main.seed.isin(_clip_seeds(clip, 2.0))], None, "mnist", "dpsgd"
+                    main[main.seed.isin(_clip_runs(clip, 2.0).seed.unique())],
+                    None,
+                    "mnist",
+                    "dpsgd",
                 ),
             ),
             tolerance=TOLERANCE,
