@@ -102,7 +102,7 @@ def test_another_seed_lives_beside_the_stored_result(tmp_path, capsys):
         "--seed",
         "1",
         "--no-progress",
-        sleep=0.15,
+        sleep=0.3,
     )
     seed1 = result_folder(tmp_path, NAME, "quick", 1)
     _wait_for_cells(seed1, 2)
@@ -122,7 +122,7 @@ def test_another_seed_lives_beside_the_stored_result(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_second_run_of_the_same_result_refuses_while_one_runs(tmp_path, capsys):
-    proc = _cli(tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.2)
+    proc = _cli(tmp_path, "run", NAME, "--profile", "quick", "--no-progress", sleep=0.3)
     folder = result_folder(tmp_path, NAME, "quick")
     _wait_for_cells(folder, 1)
     args = ["--results", str(tmp_path), "run", NAME, "--profile", "quick"]
