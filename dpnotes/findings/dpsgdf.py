@@ -3110,7 +3110,9 @@ def table1_texts(
     """Return the texts dpsgdf_accuracy.md glues about Table 1, from its verdicts.
 
     ``t1-<data>`` (how many numbers reproduce), ``t1-<census>-full`` (under the full
-    encoding), ``t1-<census>-off`` (:func:`exceptions_text`), ``f-costs-census``
+    encoding), ``t1-<census>-off`` (:func:`exceptions_text`), on MNIST how many of
+    SGD's accuracies reproduce (``t1-mnist-sgd``) and its class-8 accuracy beside the
+    paper's (``t1-mnist-sgd-8``, ``paper-mnist-sgd-8``), ``f-costs-census``
     (:func:`costs_text` of DPSGD-F's costs), and digit 8's Δ under DPSGD and DPSGD-F
     (``t1-mnist-8-dpsgd``, ``t1-mnist-8-dpsgdf``) with the paper's
     (``paper-mnist-8-dpsgdf``).
@@ -3126,6 +3128,11 @@ def table1_texts(
         rows = table1_comparisons(main, census, dataset, constant=constant)
         texts[f"t1-{dataset}"] = f"{reproduced(rows)[0]} of {len(rows)}"
         if dataset == "mnist":
+            sgd = [v for v in rows if v.quantity.startswith("SGD, ")]
+            texts["t1-mnist-sgd"] = f"{reproduced(sgd)[0]} of {len(sgd)}"
+            (eight,) = [v for v in sgd if v.quantity.endswith("class 8")]
+            texts["t1-mnist-sgd-8"] = f"{eight.mean:.3f}"
+            texts["paper-mnist-sgd-8"] = f"{eight.paper:g}"
             continue
         full = table1_comparisons(
             main, census, dataset, encoding="full", constant=constant
