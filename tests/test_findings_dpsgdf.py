@@ -915,6 +915,8 @@ def test_small_helpers_on_hand_made_inputs():
         "3 of 5 runs stored"
     )
     assert f.stored_text(NS(partial=True, cells_done=5, cells=5)) == "all runs stored"
+    four = NS(partial=True, cells_done=3, cells=5, seeds=[0, 1, 2, 3])
+    assert f.stored_text(four, seeds=True) == "seeds 0–3, 3 of 5 runs stored"
     names = {"mnist": "MNIST", "adult": "Adult"}
     assert f.budget_data_text(["adult"], names) == "Adult"
     assert f.budget_data_text(["mnist", "adult"], names).startswith(

@@ -3361,16 +3361,20 @@ def device_text(stored: Iterable[object]) -> str:
     return "the CPU (no accelerator)" if found == {"none"} else "; ".join(sorted(found))
 
 
-def stored_text(source: object) -> str:
+def stored_text(source: object, *, seeds: bool = False) -> str:
     """Say how much of a data set's runs is stored: ``"12 of 20 runs stored"``.
 
     Args:
-        source: A data set's source (``partial``, ``cells_done``, ``cells``), as
-            :func:`dpnotes.lab.load_per_dataset` gives it.
+        source: A data set's source (``partial``, ``cells_done``, ``cells``, and
+            ``seeds`` with ``seeds=True``), as :func:`dpnotes.lab.load_per_dataset`
+            gives it.
+        seeds: Name the stored seeds first (``"seeds 0–4, all runs stored"``).
     """
     if source.partial and source.cells_done < source.cells:
-        return f"{source.cells_done} of {source.cells} runs stored"
-    return "all runs stored"
+        text = f"{source.cells_done} of {source.cells} runs stored"
+    else:
+        text = "all runs stored"
+    return f"{report.seeds_text(source.seeds)}, {text}" if seeds else text
 
 
 def budget_data_text(datasets: Sequence[str], names: Mapping[str, str]) -> str:
