@@ -1119,6 +1119,53 @@ def test_unfinished_text_names_each_partial_profile():
         f.cells_left({"dpsgdf_main": pd.DataFrame()})
 
 
+def test_unfinished_text_names_the_whole_seeds_and_those_to_come():
+    # A partial dpsgdf_budget: seeds 0-2 of both data sets whole, seed 3 of MNIST
+    # begun, seed 4 of MNIST not begun, Adult whole: only MNIST is named.
+    from dpnotes.lab import get_experiment
+    from dpnotes.lab.store import StoredResult
+
+    grid = get_experiment("dpsgdf_budget").cells("paper")
+    cells = [
+        c
+        for c in grid
+        if not (c["dataset"] == "mnist" and c["seed"] == 4)
+        and not (
+            c["dataset"] == "mnist" and c["seed"] == 3 and c["method"] == "dpsgd_f"
+        )
+    ]
+    assert len(grid) - len(cells) > 1
+    meta = {
+        "cells": len(grid),
+        "cells_done": ["h"] * len(cells),
+        "partial": True,
+        "config": {"seeds": [0, 1, 2, 3, 4], "datasets": {"mnist": {}, "adult": {}}},
+    }
+    result = StoredResult(
+        "dpsgdf_budget", "paper", pd.DataFrame(cells), meta, Path(".")
+    )
+    left = len(grid) - len(cells)
+    assert f.unfinished_text({"dpsgdf_budget": result}) == (
+        f"dpsgdf_budget {len(cells)} of {len(grid)} cells (MNIST: seeds 0, 1, 2 "
+        f"whole, seeds 3, 4 to come) ({left} cells left)"
+    )
+    # No seed of MNIST whole; an experiment whose grid names no data set: counts only.
+    first = [c for c in grid if c["dataset"] == "adult"]
+    none = StoredResult(
+        "dpsgdf_budget",
+        "paper",
+        pd.DataFrame(first),
+        {**meta, "cells_done": first},
+        Path("."),
+    )
+    assert "(MNIST: no seed whole, seeds 0–4 to come)" in f.unfinished_text({"b": none})
+    causes = StoredResult(
+        "dpsgdf_causes", "paper", pd.DataFrame({"seed": [0]}), meta, Path(".")
+    )
+    assert f.unfinished_text({"c": causes}).startswith(f"c {len(cells)} of 130 cells (")
+    assert "MNIST" not in f.unfinished_text({"c": causes})
+
+
 def test_paper_steps_cut_by_its_accounting():
     # The counts' curve added to the gradient's: a larger sigma_1 costs fewer steps,
     # a tiny one (counts as noisy as the gradient) about half of them.

@@ -3975,14 +3975,19 @@ def paper_one_class(
 def unfinished_text(results: Mapping[str, object]) -> str:
     """Say which stored paper profiles are unfinished, and how far each got.
 
+    For a partial result whose configuration names its data sets and seeds, each data
+    set with a seed still incomplete gets the seeds whose cells are all stored (those
+    the chapter reads: :func:`dpnotes.lab.combine.complete_seeds`) and those to come.
+
     Args:
         results: Experiment name -> its stored paper result
             (:class:`~dpnotes.lab.store.StoredResult`, partial ones included), or None
             where nothing is stored.
 
     Returns:
-        ``"dpsgdf_main 62 of 70 cells, ... (45 cells left)"`` (the count:
-        :func:`cells_left`), or "" when every one is complete.
+        ``"dpsgdf_clip 26 of 30 cells (MNIST: seeds 0–3 whole, seed 4 to come), ...
+        (45 cells left)"`` (the count: :func:`cells_left`), or "" when every one is
+        complete.
 
     Raises:
         TypeError: If a value is neither a stored result nor None.
@@ -3996,9 +4001,43 @@ def unfinished_text(results: Mapping[str, object]) -> str:
         meta = result.meta
         if result.partial:
             done = len(meta.get("cells_done", []))
-            parts.append(f"{name} {done} of {meta.get('cells')} cells")
+            seeds = _unfinished_seeds(result)
+            parts.append(
+                f"{name} {done} of {meta.get('cells')} cells"
+                + (f" ({seeds})" if seeds else "")
+            )
     left = cells_left(results)
     return ", ".join(parts) + (f" ({left} cells left)" if left else "")
+
+
+_DATASET_NAMES = {"adult": "Adult", "dutch": "Dutch", "mnist": "MNIST"}
+
+
+def _unfinished_seeds(result) -> str:
+    """``"MNIST: seeds 0–2 whole, seeds 3, 4 to come"`` for a partial result's data sets
+    with a seed still incomplete ("" when its configuration names no data sets and
+    seeds, its grid's cells name no data set and seed, or its table has no rows)."""
+    from dpnotes.lab import get_experiment
+    from dpnotes.lab.combine import complete_seeds
+
+    config = result.meta.get("config")
+    if not isinstance(config, Mapping) or result.table.empty:
+        return ""
+    grid = get_experiment(result.experiment).cells(result.profile)
+    if not grid or not {"dataset", "seed"} <= set(grid[0]):
+        return ""
+    seeds, datasets = config.get("seeds"), config.get("datasets")
+    if not isinstance(seeds, Sequence) or not isinstance(datasets, Mapping):
+        return ""
+    parts = []
+    for dataset in datasets:
+        whole = complete_seeds(result, dataset)
+        to_come = [int(s) for s in seeds if int(s) not in whole]
+        if to_come:
+            name = _DATASET_NAMES.get(dataset, dataset)
+            have = f"{report.seeds_text(whole)} whole" if whole else "no seed whole"
+            parts.append(f"{name}: {have}, {report.seeds_text(to_come)} to come")
+    return "; ".join(parts)
 
 
 def cells_left(results: Mapping[str, object]) -> int:
