@@ -79,7 +79,7 @@ def test_claims_under_both_loops_lead_with_the_reference_loop(both, tables):
     assert "σ sweep (Figure 3b) seed 0;" in both.note
     # Table 3's rows pair the main runs with the clipping sweep: over its seeds.
     assert (
-        "seeds 0, 1, 2, 3, 4, the larger bounds (Table 3) seeds 0, 1, 2, the σ"
+        "seeds 0, 1, 2, 3, 4, the larger bounds (Table 3) seeds 0, 1, 2, 3, the σ"
         in both.note
     )
 
