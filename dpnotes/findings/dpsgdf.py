@@ -3985,8 +3985,8 @@ def unfinished_text(results: Mapping[str, object]) -> str:
             where nothing is stored.
 
     Returns:
-        ``"dpsgdf_clip 26 of 30 cells (MNIST: seeds 0–3 whole, seed 4 to come), ...
-        (45 cells left)"`` (the count: :func:`cells_left`), or "" when every one is
+        ``"dpsgdf_clip 26 of 30 cells (MNIST: seeds 0–3 whole, seed 4 to come), ...;
+        45 cells left in all"`` (the count: :func:`cells_left`), or "" when every one is
         complete.
 
     Raises:
@@ -4007,7 +4007,7 @@ def unfinished_text(results: Mapping[str, object]) -> str:
                 + (f" ({seeds})" if seeds else "")
             )
     left = cells_left(results)
-    return ", ".join(parts) + (f" ({left} cells left)" if left else "")
+    return ", ".join(parts) + (f"; {left} cells left in all" if left else "")
 
 
 _DATASET_NAMES = {"adult": "Adult", "dutch": "Dutch", "mnist": "MNIST"}
