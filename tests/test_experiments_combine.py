@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from dpnotes.lab import Profile, load_stored, register, run
-from dpnotes.lab.combine import complete_seeds, load_per_dataset
+from dpnotes.lab.combine import (
+    cells_left,
+    complete_seeds,
+    load_per_dataset,
+    unfinished_text,
+)
 
 
 @dataclass(frozen=True)
@@ -243,3 +249,81 @@ def test_profiles_without_data_set_settings_are_not_taken_as_the_same(tmp_path):
     combined = load_per_dataset("toy_combine_listed", root=tmp_path)
     assert combined.sources["d1"].profile == "paper"
     assert set(combined.table.method) == {"a", "b"}
+
+
+def test_unfinished_text_names_each_partial_profile():
+    from dpnotes.lab.store import StoredResult
+
+    def result(done, cells, partial):
+        meta = {"cells": cells, "cells_done": ["h"] * done}
+        if partial:
+            meta["partial"] = True
+        return StoredResult("e", "paper", pd.DataFrame(), meta, Path("."))
+
+    partial = result(62, 70, True)
+    assert partial.partial
+    texts = unfinished_text(
+        {"dpsgdf_main": partial, "dpsgdf_census": result(80, 80, False), "x": None}
+    )
+    assert texts == "dpsgdf_main 62 of 70 cells; x not run; 8 cells left in all"
+    assert unfinished_text({"dpsgdf_census": result(80, 80, False)}) == ""
+    with pytest.raises(TypeError, match="not a stored result"):
+        unfinished_text({"dpsgdf_main": pd.DataFrame()})
+    # The cells the partial results lack, in all (a result not stored: not counted).
+    both = {"dpsgdf_main": partial, "dpsgdf_clip": result(18, 30, True), "x": None}
+    assert cells_left(both) == 8 + 12
+    assert cells_left({"dpsgdf_census": result(80, 80, False)}) == 0
+    with pytest.raises(TypeError, match="not a stored result"):
+        cells_left({"dpsgdf_main": pd.DataFrame()})
+
+
+def test_unfinished_text_names_the_whole_seeds_and_those_to_come():
+    # A partial dpsgdf_budget: seeds 0-2 of both data sets whole, seed 3 of MNIST
+    # begun, seed 4 of MNIST not begun, Adult whole: only MNIST is named.
+    from dpnotes.lab import get_experiment
+    from dpnotes.lab.store import StoredResult
+
+    grid = get_experiment("dpsgdf_budget").cells("paper")
+    cells = [
+        c
+        for c in grid
+        if not (c["dataset"] == "mnist" and c["seed"] == 4)
+        and not (
+            c["dataset"] == "mnist" and c["seed"] == 3 and c["method"] == "dpsgd_f"
+        )
+    ]
+    assert len(grid) - len(cells) > 1
+    meta = {
+        "cells": len(grid),
+        "cells_done": ["h"] * len(cells),
+        "partial": True,
+        "config": {"seeds": [0, 1, 2, 3, 4], "datasets": {"mnist": {}, "adult": {}}},
+    }
+    result = StoredResult(
+        "dpsgdf_budget", "paper", pd.DataFrame(cells), meta, Path(".")
+    )
+    left = len(grid) - len(cells)
+    names = {"mnist": "MNIST"}
+    assert unfinished_text({"dpsgdf_budget": result}, names) == (
+        f"dpsgdf_budget {len(cells)} of {len(grid)} cells, MNIST seeds 0, 1, 2 "
+        f"whole and seeds 3, 4 to come; {left} cells left in all"
+    )
+    assert ", mnist seeds 0, 1, 2 whole" in unfinished_text({"b": result})
+    # No seed of MNIST whole; an experiment whose grid names no data set: counts only.
+    first = [c for c in grid if c["dataset"] == "adult"]
+    none = StoredResult(
+        "dpsgdf_budget",
+        "paper",
+        pd.DataFrame(first),
+        {**meta, "cells_done": first},
+        Path("."),
+    )
+    assert ", MNIST no seed whole and seeds 0–4 to come;" in unfinished_text(
+        {"b": none}, names
+    )
+    causes = StoredResult(
+        "dpsgdf_causes", "paper", pd.DataFrame({"seed": [0]}), meta, Path(".")
+    )
+    assert unfinished_text({"c": causes}) == (
+        f"c {len(cells)} of 130 cells; {left} cells left in all"
+    )

@@ -79,7 +79,6 @@ __all__ = [
     "bound_text",
     "budget_curves",
     "budget_data_text",
-    "cells_left",
     "census_note",
     "census_one_class",
     "census_table1",
@@ -162,7 +161,6 @@ __all__ = [
     "table3_reading",
     "table3_rows",
     "training_size",
-    "unfinished_text",
     "wall_table",
     "whole_epochs",
     "with_cost",
@@ -3970,109 +3968,3 @@ def paper_one_class(
                 }
             )
     return pd.DataFrame(rows)
-
-
-def unfinished_text(results: Mapping[str, object]) -> str:
-    """Say which stored paper profiles are unfinished, and how far each got.
-
-    For a partial result whose configuration names its data sets and seeds, each data
-    set with a seed still incomplete gets the seeds whose cells are all stored (those
-    the chapter reads: :func:`dpnotes.lab.combine.complete_seeds`) and those to come.
-
-    Args:
-        results: Experiment name -> its stored paper result
-            (:class:`~dpnotes.lab.store.StoredResult`, partial ones included), or None
-            where nothing is stored.
-
-    Returns:
-        ``"dpsgdf_clip 26 of 30 cells (MNIST: seeds 0–3 whole, seed 4 to come), ...;
-        45 cells left in all"`` (the count: :func:`cells_left`), or "" when every one is
-        complete.
-
-    Raises:
-        TypeError: If a value is neither a stored result nor None.
-    """
-    _check_stored(results, "unfinished_text")
-    parts = []
-    for name, result in results.items():
-        if result is None:
-            parts.append(f"{name} not run")
-            continue
-        meta = result.meta
-        if result.partial:
-            done = len(meta.get("cells_done", []))
-            seeds = _unfinished_seeds(result)
-            parts.append(
-                f"{name} {done} of {meta.get('cells')} cells"
-                + (f" ({seeds})" if seeds else "")
-            )
-    left = cells_left(results)
-    return ", ".join(parts) + (f"; {left} cells left in all" if left else "")
-
-
-_DATASET_NAMES = {"adult": "Adult", "dutch": "Dutch", "mnist": "MNIST"}
-
-
-def _unfinished_seeds(result) -> str:
-    """``"MNIST: seeds 0–2 whole, seeds 3, 4 to come"`` for a partial result's data sets
-    with a seed still incomplete ("" when its configuration names no data sets and
-    seeds, its grid's cells name no data set and seed, or its table has no rows)."""
-    from dpnotes.lab import get_experiment
-    from dpnotes.lab.combine import complete_seeds
-
-    config = result.meta.get("config")
-    if not isinstance(config, Mapping) or result.table.empty:
-        return ""
-    grid = get_experiment(result.experiment).cells(result.profile)
-    if not grid or not {"dataset", "seed"} <= set(grid[0]):
-        return ""
-    seeds, datasets = config.get("seeds"), config.get("datasets")
-    if not isinstance(seeds, Sequence) or not isinstance(datasets, Mapping):
-        return ""
-    parts = []
-    for dataset in datasets:
-        whole = complete_seeds(result, dataset)
-        to_come = [int(s) for s in seeds if int(s) not in whole]
-        if to_come:
-            name = _DATASET_NAMES.get(dataset, dataset)
-            have = f"{report.seeds_text(whole)} whole" if whole else "no seed whole"
-            parts.append(f"{name}: {have}, {report.seeds_text(to_come)} to come")
-    return "; ".join(parts)
-
-
-def cells_left(results: Mapping[str, object]) -> int:
-    """Count the cells the stored partial paper profiles still lack, in all.
-
-    Args:
-        results: As for :func:`unfinished_text`: experiment name -> its stored paper
-            result (partial ones included), or None where nothing is stored (not
-            counted: its grid is the experiment's, which findings do not read;
-            :func:`unfinished_text` names it "not run").
-
-    Returns:
-        The number of grid cells the partial results have not stored (0 when every
-        result is complete).
-
-    Raises:
-        TypeError: If a value is neither a stored result nor None.
-    """
-    _check_stored(results, "cells_left")
-    left = 0
-    for result in results.values():
-        if result is not None and result.partial:
-            meta = result.meta
-            left += int(meta.get("cells") or 0) - len(meta.get("cells_done", []))
-    return left
-
-
-def _check_stored(results: Mapping[str, object], caller: str) -> None:
-    """Raise TypeError for a value that is neither a stored result nor None."""
-    for name, result in results.items():
-        if result is None:
-            continue
-        meta = getattr(result, "meta", None)
-        if not isinstance(meta, Mapping) or not hasattr(result, "partial"):
-            raise TypeError(
-                f"{caller}: {name!r} is a {type(result).__name__}, not a stored "
-                "result (load it with load_stored(..., allow_partial=True))."
-            )

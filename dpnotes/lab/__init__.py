@@ -8,7 +8,7 @@ Use ``python -m dpnotes list``, ``run NAME --profile P``, ``restamp NAME`` and
 """
 
 from dpnotes.lab.adopt import AdoptReport, adopt, declare_grid_settings
-from dpnotes.lab.combine import Combined, load_per_dataset
+from dpnotes.lab.combine import Combined, load_per_dataset, unfinished_text
 from dpnotes.lab.fingerprint import code_digests, import_closure, normalized_source
 from dpnotes.lab.registry import (
     PROFILES,
@@ -84,5 +84,6 @@ __all__ = [
     "split_profile",
     "stable_hash",
     "stale_reason",
+    "unfinished_text",
     "write_result",
 ]

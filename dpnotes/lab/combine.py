@@ -22,11 +22,19 @@ from typing import Any
 
 import pandas as pd
 
+from dpnotes import report
 from dpnotes.lab.registry import get_experiment
 from dpnotes.lab.runner import load_or_run, load_stored, profile_with
 from dpnotes.lab.store import StoredResult
 
-__all__ = ["Combined", "Source", "complete_seeds", "load_per_dataset"]
+__all__ = [
+    "Combined",
+    "Source",
+    "cells_left",
+    "complete_seeds",
+    "load_per_dataset",
+    "unfinished_text",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,3 +257,109 @@ def load_per_dataset(
         table=pd.concat(parts, ignore_index=True),
         sources=sources,
     )
+
+
+# ------------------------------------------------------------ unfinished paper profiles
+
+
+def unfinished_text(
+    results: Mapping[str, StoredResult | None],
+    names: Mapping[str, str] | None = None,
+) -> str:
+    """Say which stored profiles are unfinished, how far each got, and which seeds.
+
+    For a partial result whose grid cells name a data set and a seed, each data set with
+    a seed still incomplete gets the seeds whose cells are all stored (those a chapter
+    reads: :func:`complete_seeds`) and those to come.
+
+    Args:
+        results: Experiment name -> its stored result (partial ones included:
+            :func:`~dpnotes.lab.runner.load_stored` with ``allow_partial=True``), or
+            None where nothing is stored.
+        names: Data set -> the name to print (default: the data set's key).
+
+    Returns:
+        ``"dpsgdf_clip 24 of 30 cells, MNIST seeds 0–3 whole and seed 4 to come;
+        dpsgdf_budget ...; 32 cells left in all"`` (the count: :func:`cells_left`), or
+        "" when every one is complete.
+
+    Raises:
+        TypeError: If a value is neither a stored result nor None.
+    """
+    _check_stored(results, "unfinished_text")
+    names = names or {}
+    parts = []
+    for name, result in results.items():
+        if result is None:
+            parts.append(f"{name} not run")
+        elif result.partial:
+            done = len(result.meta.get("cells_done", []))
+            seeds = [
+                f"{names.get(d, d)} {have} and {to_come}"
+                for d, have, to_come in _unfinished_seeds(result)
+            ]
+            parts.append(
+                ", ".join(
+                    [f"{name} {done} of {result.meta.get('cells')} cells", *seeds]
+                )
+            )
+    left = cells_left(results)
+    return "; ".join(parts) + (f"; {left} cells left in all" if left else "")
+
+
+def _unfinished_seeds(result: StoredResult) -> list[tuple[str, str, str]]:
+    """``(data set, "seeds 0–2 whole", "seeds 3, 4 to come")`` for each data set of a
+    partial result with a seed still incomplete (none when its grid's cells name no data
+    set and seed, or its table has no rows)."""
+    config = result.meta.get("config")
+    if not isinstance(config, Mapping) or result.table.empty:
+        return []
+    grid = get_experiment(result.experiment).cells(result.profile)
+    if not grid or not {"dataset", "seed"} <= set(grid[0]):
+        return []
+    out = []
+    for dataset in dict.fromkeys(cell["dataset"] for cell in grid):
+        whole = complete_seeds(result, dataset)
+        seeds = dict.fromkeys(int(c["seed"]) for c in grid if c["dataset"] == dataset)
+        to_come = [s for s in seeds if s not in whole]
+        if to_come:
+            have = f"{report.seeds_text(whole)} whole" if whole else "no seed whole"
+            out.append((dataset, have, f"{report.seeds_text(to_come)} to come"))
+    return out
+
+
+def cells_left(results: Mapping[str, StoredResult | None]) -> int:
+    """Count the cells the stored partial profiles still lack, in all.
+
+    Args:
+        results: As for :func:`unfinished_text`; a result not stored (None) is not
+            counted (its grid is the experiment's; :func:`unfinished_text` names it
+            "not run").
+
+    Returns:
+        The number of grid cells the partial results have not stored (0 when every
+        result is complete).
+
+    Raises:
+        TypeError: If a value is neither a stored result nor None.
+    """
+    _check_stored(results, "cells_left")
+    left = 0
+    for result in results.values():
+        if result is not None and result.partial:
+            meta = result.meta
+            left += int(meta.get("cells") or 0) - len(meta.get("cells_done", []))
+    return left
+
+
+def _check_stored(results: Mapping[str, object], caller: str) -> None:
+    """Raise TypeError for a value that is neither a stored result nor None."""
+    for name, result in results.items():
+        if result is None:
+            continue
+        meta = getattr(result, "meta", None)
+        if not isinstance(meta, Mapping) or not hasattr(result, "partial"):
+            raise TypeError(
+                f"{caller}: {name!r} is a {type(result).__name__}, not a stored "
+                "result (load it with load_stored(..., allow_partial=True))."
+            )
